@@ -1,0 +1,18 @@
+# Warnings and sanitizers for memlens' own targets (never for third-party code).
+function(memlens_target_defaults target)
+  target_compile_options(${target} PRIVATE
+    $<$<COMPILE_LANGUAGE:CXX>:-Wall -Wextra -Werror>)
+endfunction()
+
+if(MEMLENS_SANITIZE)
+  string(REPLACE "," ";" _sanitizers "${MEMLENS_SANITIZE}")
+  foreach(_s IN LISTS _sanitizers)
+    if(NOT _s MATCHES "^(address|undefined|thread|leak)$")
+      message(FATAL_ERROR "MEMLENS_SANITIZE: unknown sanitizer '${_s}' (use address, undefined, thread, leak)")
+    endif()
+  endforeach()
+  string(REPLACE ";" "," _list "${_sanitizers}")
+  add_compile_options($<$<COMPILE_LANGUAGE:CXX>:-fsanitize=${_list}> $<$<COMPILE_LANGUAGE:CXX>:-fno-omit-frame-pointer>
+                      $<$<COMPILE_LANGUAGE:CXX>:-fno-sanitize-recover=all>)
+  add_link_options(-fsanitize=${_list})
+endif()

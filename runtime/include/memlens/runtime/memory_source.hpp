@@ -1,0 +1,77 @@
+#pragma once
+// Where segments of device memory come from. An allocator asks a MemorySource for whole
+// segments and hands out blocks of them; the source knows nothing about blocks.
+#include <cstddef>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <mutex>
+
+#include "memlens/runtime/device.hpp"
+
+namespace memlens {
+
+class MemorySource {
+ public:
+  virtual ~MemorySource() = default;
+  // A segment of at least `bytes`, or nullptr when the device has no room left.
+  virtual void* acquire(std::size_t bytes) = 0;
+  virtual void release(void* ptr, std::size_t bytes) = 0;
+  virtual Device device() const = 0;
+  // Total bytes the device can hold (SIZE_MAX when unbounded, as for the host).
+  virtual std::size_t capacity() const = 0;
+  // Bytes held by acquired segments.
+  virtual std::size_t used() const = 0;
+};
+
+// Host memory from the C heap, 64-byte aligned.
+class HostSource final : public MemorySource {
+ public:
+  void* acquire(std::size_t bytes) override;
+  void release(void* ptr, std::size_t bytes) override;
+  Device device() const override { return kCPU; }
+  std::size_t capacity() const override;
+  std::size_t used() const override;
+
+ private:
+  mutable std::mutex mu_;
+  std::size_t used_ = 0;
+};
+
+// The simulated accelerator: one reserved range of the address space (so its addresses
+// never mix with the host's), handed out first-fit, with a hard capacity. Released pages
+// go back to the OS.
+class SimSource final : public MemorySource {
+ public:
+  explicit SimSource(std::size_t capacity);
+  ~SimSource() override;
+  SimSource(const SimSource&) = delete;
+  SimSource& operator=(const SimSource&) = delete;
+
+  void* acquire(std::size_t bytes) override;
+  void release(void* ptr, std::size_t bytes) override;
+  Device device() const override { return Device(DeviceType::Sim); }
+  std::size_t capacity() const override { return capacity_; }
+  std::size_t used() const override;
+  // Largest run of free addresses, for OOM messages.
+  std::size_t largest_free() const;
+  std::uintptr_t base() const { return reinterpret_cast<std::uintptr_t>(base_); }
+
+  // Granularity of the range: segments are multiples of it.
+  static constexpr std::size_t kAlignment = 512;
+
+ private:
+  char* base_ = nullptr;
+  std::size_t capacity_;
+  mutable std::mutex mu_;
+  std::map<std::size_t, std::size_t> free_;  // offset -> length, coalesced
+  std::size_t used_ = 0;
+};
+
+// MEMLENS_SIM_MEMORY ("16GiB", "512MiB", "1073741824"); default 16 GiB. Throws DeviceError
+// on a malformed value.
+std::size_t sim_capacity_from_env();
+// Parses "16GiB", "512MB", "4096" into bytes; throws DeviceError naming the text.
+std::size_t parse_byte_size(const std::string& text);
+
+}  // namespace memlens

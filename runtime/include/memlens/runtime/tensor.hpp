@@ -1,0 +1,339 @@
+#pragma once
+// Tensor: a strided view of a shared Storage, with dtype, device, version counter and
+// autograd metadata. The handle is cheap to copy (it shares the TensorImpl), as in libtorch.
+#include <cstdint>
+#include <initializer_list>
+#include <memory>
+#include <optional>
+#include <string>
+#include <tuple>
+#include <variant>
+#include <vector>
+
+#include "memlens/runtime/device.hpp"
+#include "memlens/runtime/dtype.hpp"
+#include "memlens/runtime/errors.hpp"
+#include "memlens/runtime/scalar.hpp"
+#include "memlens/runtime/storage.hpp"
+#include "memlens/runtime/tensor_options.hpp"
+
+namespace memlens {
+
+namespace autograd {
+class Node;
+}
+
+struct TensorImpl {
+  std::shared_ptr<StorageImpl> storage;
+  Shape sizes;
+  Shape strides;  // in elements
+  std::int64_t offset = 0;  // in elements
+  ScalarType dtype = kFloat32;
+  std::uint64_t id = 0;
+
+  // autograd
+  bool requires_grad = false;  // set on leaves only; non-leaves have grad_fn
+  std::shared_ptr<TensorImpl> grad;
+  std::shared_ptr<autograd::Node> grad_fn;
+  std::weak_ptr<autograd::Node> grad_accumulator;
+  // Root tensor this one is a view of (null for a base). Used for the leaf-view rule.
+  std::shared_ptr<TensorImpl> view_base;
+};
+
+namespace indexing {
+struct Slice {
+  Slice(std::optional<std::int64_t> start = std::nullopt, std::optional<std::int64_t> stop = std::nullopt,
+        std::int64_t step = 1)
+      : start(start), stop(stop), step(step) {}
+  std::optional<std::int64_t> start, stop;
+  std::int64_t step;
+};
+struct EllipsisIndexType {};
+inline constexpr EllipsisIndexType Ellipsis{};
+inline constexpr std::nullopt_t None = std::nullopt;
+}  // namespace indexing
+
+class Tensor;
+// One item of `t.index({...})`: an integer, a Slice, None (new axis), Ellipsis, or a
+// tensor (int64 indices along that dim, or a bool mask).
+class TensorIndex {
+ public:
+  TensorIndex(std::int64_t i) : v_(i) {}
+  TensorIndex(int i) : v_(static_cast<std::int64_t>(i)) {}
+  TensorIndex(indexing::Slice s) : v_(s) {}
+  TensorIndex(std::nullopt_t) : v_(std::nullopt) {}
+  TensorIndex(indexing::EllipsisIndexType e) : v_(e) {}
+  TensorIndex(const Tensor& t);
+  using Value = std::variant<std::int64_t, indexing::Slice, std::nullopt_t, indexing::EllipsisIndexType,
+                             std::shared_ptr<TensorImpl>>;
+  const Value& value() const { return v_; }
+
+ private:
+  Value v_;
+};
+
+class Tensor {
+ public:
+  Tensor() = default;
+  explicit Tensor(std::shared_ptr<TensorImpl> impl) : impl_(std::move(impl)) {}
+
+  Tensor(const Tensor&) = default;
+  Tensor(Tensor&&) noexcept = default;
+  // Handle assignment on named tensors; on temporaries (`a[0][0] = x`) it writes data.
+  Tensor& operator=(const Tensor&) & = default;
+  Tensor& operator=(Tensor&&) & noexcept = default;
+  Tensor& operator=(const Tensor& src) &&;
+  Tensor& operator=(Tensor&& src) &&;
+  Tensor& operator=(Scalar v) &&;
+
+  // --- metadata
+  bool defined() const { return impl_ != nullptr; }
+  const Shape& sizes() const;
+  const Shape& strides() const;
+  std::int64_t size(std::int64_t dim) const;
+  std::int64_t stride(std::int64_t dim) const;
+  std::int64_t dim() const { return static_cast<std::int64_t>(sizes().size()); }
+  std::int64_t numel() const;
+  std::int64_t storage_offset() const;
+  ScalarType dtype() const;
+  ScalarType scalar_type() const { return dtype(); }
+  std::size_t element_size() const;
+  std::size_t nbytes() const { return static_cast<std::size_t>(numel()) * element_size(); }
+  Device device() const;
+  bool is_contiguous() const;
+  bool is_floating_point() const;
+  std::uint64_t id() const;
+  const std::shared_ptr<StorageImpl>& storage() const;
+  bool is_view() const;
+  bool is_same(const Tensor& other) const { return impl_ == other.impl_; }
+  std::uint32_t _version() const;
+  TensorImpl* unsafe_impl() const { return impl_.get(); }
+  const std::shared_ptr<TensorImpl>& impl_ptr() const { return impl_; }
+
+  // --- raw data
+  template <class T>
+  T* data_ptr() const;
+  void* raw_data() const;  // address of element 0
+  // The single value of a one-element tensor.
+  Scalar item() const;
+  template <class T>
+  T item() const;
+  std::string toString() const;  // PyTorch-style repr
+
+  // --- devices and types
+  Tensor to(const Device& d) const;
+  Tensor to(ScalarType t) const;
+  Tensor cpu() const;
+  Tensor cuda() const;
+  Tensor clone() const;
+  Tensor contiguous() const;
+
+  // --- views (share storage)
+  Tensor view(Shape shape) const;
+  Tensor reshape(Shape shape) const;
+  Tensor transpose(std::int64_t d0, std::int64_t d1) const;
+  Tensor t() const;
+  Tensor permute(Shape dims) const;
+  Tensor expand(Shape sizes) const;
+  Tensor expand_as(const Tensor& other) const;
+  Tensor squeeze() const;
+  Tensor squeeze(std::int64_t dim) const;
+  Tensor unsqueeze(std::int64_t dim) const;
+  Tensor flatten(std::int64_t start_dim = 0, std::int64_t end_dim = -1) const;
+  Tensor narrow(std::int64_t dim, std::int64_t start, std::int64_t length) const;
+  Tensor select(std::int64_t dim, std::int64_t index) const;
+  Tensor slice(std::int64_t dim, std::optional<std::int64_t> start = std::nullopt,
+               std::optional<std::int64_t> end = std::nullopt, std::int64_t step = 1) const;
+  Tensor diagonal(std::int64_t offset = 0, std::int64_t d0 = 0, std::int64_t d1 = 1) const;
+  Tensor detach() const;
+  Tensor index(std::initializer_list<TensorIndex> idx) const;
+  Tensor index(const std::vector<TensorIndex>& idx) const;
+  Tensor operator[](std::int64_t i) const { return select(0, i); }
+  Tensor operator[](const Tensor& idx) const;
+
+  // --- indexing ops (copy)
+  Tensor index_select(std::int64_t dim, const Tensor& index) const;
+  Tensor masked_select(const Tensor& mask) const;
+  Tensor& index_put_(const std::vector<TensorIndex>& idx, const Tensor& value);
+  Tensor& index_put_(const std::vector<TensorIndex>& idx, Scalar value);
+
+  // --- elementwise
+  Tensor add(const Tensor& o, Scalar alpha = 1) const;
+  Tensor add(Scalar o) const;
+  Tensor sub(const Tensor& o, Scalar alpha = 1) const;
+  Tensor sub(Scalar o) const;
+  Tensor mul(const Tensor& o) const;
+  Tensor mul(Scalar o) const;
+  Tensor div(const Tensor& o) const;
+  Tensor div(Scalar o) const;
+  Tensor pow(const Tensor& e) const;
+  Tensor pow(Scalar e) const;
+  Tensor neg() const;
+  Tensor exp() const;
+  Tensor log() const;
+  Tensor sqrt() const;
+  Tensor abs() const;
+  Tensor relu() const;
+  Tensor sigmoid() const;
+  Tensor tanh() const;
+  Tensor eq(const Tensor& o) const;
+  Tensor eq(Scalar o) const;
+  Tensor ne(const Tensor& o) const;
+  Tensor ne(Scalar o) const;
+  Tensor lt(const Tensor& o) const;
+  Tensor lt(Scalar o) const;
+  Tensor le(const Tensor& o) const;
+  Tensor le(Scalar o) const;
+  Tensor gt(const Tensor& o) const;
+  Tensor gt(Scalar o) const;
+  Tensor ge(const Tensor& o) const;
+  Tensor ge(Scalar o) const;
+
+  // --- in place (bump the version counter, allocate nothing)
+  Tensor& add_(const Tensor& o, Scalar alpha = 1);
+  Tensor& add_(Scalar o);
+  Tensor& sub_(const Tensor& o, Scalar alpha = 1);
+  Tensor& sub_(Scalar o);
+  Tensor& mul_(const Tensor& o);
+  Tensor& mul_(Scalar o);
+  Tensor& div_(const Tensor& o);
+  Tensor& div_(Scalar o);
+  Tensor& copy_(const Tensor& src);
+  Tensor& zero_();
+  Tensor& fill_(Scalar v);
+  Tensor& clamp_(std::optional<Scalar> min, std::optional<Scalar> max = std::nullopt);
+  Tensor clamp(std::optional<Scalar> min, std::optional<Scalar> max = std::nullopt) const;
+
+  // --- reductions
+  Tensor sum() const;
+  Tensor sum(Shape dims, bool keepdim = false) const;
+  Tensor mean() const;
+  Tensor mean(Shape dims, bool keepdim = false) const;
+  Tensor max() const;
+  std::tuple<Tensor, Tensor> max(std::int64_t dim, bool keepdim = false) const;
+  Tensor min() const;
+  std::tuple<Tensor, Tensor> min(std::int64_t dim, bool keepdim = false) const;
+  Tensor argmax() const;
+  Tensor argmax(std::int64_t dim, bool keepdim = false) const;
+  Tensor argmin() const;
+  Tensor argmin(std::int64_t dim, bool keepdim = false) const;
+
+  // --- linear algebra
+  Tensor matmul(const Tensor& o) const;
+  Tensor mm(const Tensor& o) const;
+  Tensor bmm(const Tensor& o) const;
+
+  // --- autograd
+  bool requires_grad() const;
+  Tensor& requires_grad_(bool r = true);
+  Tensor& set_requires_grad(bool r) { return requires_grad_(r); }
+  bool is_leaf() const;
+  Tensor grad() const;
+  void set_grad(const Tensor& g);
+  std::shared_ptr<autograd::Node> grad_fn() const;
+  void backward(const Tensor& gradient = Tensor(), bool retain_graph = false) const;
+  void retain_grad() const;
+
+ private:
+  TensorImpl& impl() const;
+  std::shared_ptr<TensorImpl> impl_;
+};
+
+Tensor operator+(const Tensor& a, const Tensor& b);
+Tensor operator-(const Tensor& a, const Tensor& b);
+Tensor operator*(const Tensor& a, const Tensor& b);
+Tensor operator/(const Tensor& a, const Tensor& b);
+Tensor operator+(const Tensor& a, Scalar b);
+Tensor operator-(const Tensor& a, Scalar b);
+Tensor operator*(const Tensor& a, Scalar b);
+Tensor operator/(const Tensor& a, Scalar b);
+Tensor operator+(Scalar a, const Tensor& b);
+Tensor operator-(Scalar a, const Tensor& b);
+Tensor operator*(Scalar a, const Tensor& b);
+Tensor operator/(Scalar a, const Tensor& b);
+Tensor operator-(const Tensor& a);
+Tensor operator==(const Tensor& a, const Tensor& b);
+Tensor operator!=(const Tensor& a, const Tensor& b);
+Tensor operator<(const Tensor& a, const Tensor& b);
+Tensor operator<=(const Tensor& a, const Tensor& b);
+Tensor operator>(const Tensor& a, const Tensor& b);
+Tensor operator>=(const Tensor& a, const Tensor& b);
+Tensor operator==(const Tensor& a, Scalar b);
+Tensor operator!=(const Tensor& a, Scalar b);
+Tensor operator<(const Tensor& a, Scalar b);
+Tensor operator<=(const Tensor& a, Scalar b);
+Tensor operator>(const Tensor& a, Scalar b);
+Tensor operator>=(const Tensor& a, Scalar b);
+Tensor& operator+=(Tensor& a, const Tensor& b);
+Tensor& operator-=(Tensor& a, const Tensor& b);
+Tensor& operator*=(Tensor& a, const Tensor& b);
+Tensor& operator/=(Tensor& a, const Tensor& b);
+Tensor& operator+=(Tensor& a, Scalar b);
+Tensor& operator-=(Tensor& a, Scalar b);
+Tensor& operator*=(Tensor& a, Scalar b);
+Tensor& operator/=(Tensor& a, Scalar b);
+// `y += 1` where y is a temporary view (`x[0] += 1`) must still write through.
+Tensor& operator+=(Tensor&& a, const Tensor& b);
+Tensor& operator+=(Tensor&& a, Scalar b);
+std::ostream& operator<<(std::ostream& os, const Tensor& t);
+
+// --- free-function spellings
+Tensor add(const Tensor& a, const Tensor& b);
+Tensor sub(const Tensor& a, const Tensor& b);
+Tensor mul(const Tensor& a, const Tensor& b);
+Tensor div(const Tensor& a, const Tensor& b);
+Tensor pow(const Tensor& a, Scalar e);
+Tensor exp(const Tensor& a);
+Tensor log(const Tensor& a);
+Tensor sqrt(const Tensor& a);
+Tensor abs(const Tensor& a);
+Tensor relu(const Tensor& a);
+Tensor sigmoid(const Tensor& a);
+Tensor tanh(const Tensor& a);
+Tensor matmul(const Tensor& a, const Tensor& b);
+Tensor mm(const Tensor& a, const Tensor& b);
+Tensor bmm(const Tensor& a, const Tensor& b);
+Tensor einsum(const std::string& equation, const std::vector<Tensor>& operands);
+Tensor where(const Tensor& cond, const Tensor& a, const Tensor& b);
+Tensor log_softmax(const Tensor& x, std::int64_t dim);
+Tensor softmax(const Tensor& x, std::int64_t dim);
+Tensor cat(const std::vector<Tensor>& tensors, std::int64_t dim = 0);
+bool allclose(const Tensor& a, const Tensor& b, double rtol = 1e-5, double atol = 1e-8);
+bool equal(const Tensor& a, const Tensor& b);
+// The shape two shapes broadcast to; throws ShapeError naming the mismatching dim.
+Shape broadcast_shapes(const Shape& a, const Shape& b);
+std::string shape_str(const Shape& s);  // "[2, 3]"
+
+// --- creation
+Tensor empty(Shape sizes, TensorOptions o = {});
+Tensor zeros(Shape sizes, TensorOptions o = {});
+Tensor ones(Shape sizes, TensorOptions o = {});
+Tensor full(Shape sizes, Scalar value, TensorOptions o = {});
+Tensor empty_like(const Tensor& t);
+Tensor empty_like(const Tensor& t, TensorOptions o);
+Tensor zeros_like(const Tensor& t);
+Tensor zeros_like(const Tensor& t, TensorOptions o);
+Tensor ones_like(const Tensor& t);
+Tensor ones_like(const Tensor& t, TensorOptions o);
+Tensor rand(Shape sizes, TensorOptions o = {});
+Tensor randn(Shape sizes, TensorOptions o = {});
+Tensor randint(std::int64_t low, std::int64_t high, Shape sizes, TensorOptions o = kInt64);
+// Integral arguments give int64, any floating one gives float32 (PyTorch's rule).
+Tensor arange(Scalar end, TensorOptions o = {});
+Tensor arange(Scalar start, Scalar end, Scalar step = 1, TensorOptions o = {});
+Tensor eye(std::int64_t n, TensorOptions o = {});
+Tensor eye(std::int64_t n, std::int64_t m, TensorOptions o = {});
+// A tensor holding the given values (float32 unless `o` says otherwise).
+Tensor tensor(std::initializer_list<double> values, TensorOptions o = {});
+Tensor tensor(const std::vector<double>& values, Shape sizes, TensorOptions o = {});
+Tensor scalar_tensor(Scalar v, TensorOptions o = {});
+void manual_seed(std::uint64_t seed);
+
+template <class T>
+T Tensor::item() const {
+  Scalar s = item();
+  if constexpr (std::is_floating_point_v<T>) return static_cast<T>(s.to_double());
+  else return static_cast<T>(s.to_int());
+}
+
+}  // namespace memlens

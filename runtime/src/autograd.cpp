@@ -1,0 +1,236 @@
+// The autograd engine: recording nodes, the leaf rules, saved-tensor version checks and
+// the backward pass.
+#include "memlens/runtime/autograd.hpp"
+
+#include <atomic>
+#include <map>
+#include <queue>
+#include <unordered_map>
+
+#include "tensor_internal.hpp"
+
+namespace memlens {
+
+namespace {
+thread_local bool grad_enabled = true;
+std::atomic<std::uint64_t> next_sequence{0};
+
+std::string tensor_desc(const Tensor& t) {
+  std::string type = t.dtype() == kFloat32 ? "FloatTensor" : t.dtype() == kFloat64 ? "DoubleTensor"
+                     : t.dtype() == kInt64 ? "LongTensor" : "BoolTensor";
+  return "[torch." + std::string(t.device().is_cpu() ? "" : t.device().str().substr(0, t.device().str().find(':')) + ".") +
+         type + " " + shape_str(t.sizes()) + "]";
+}
+}  // namespace
+
+bool GradMode::is_enabled() { return grad_enabled; }
+void GradMode::set_enabled(bool on) { grad_enabled = on; }
+
+// ---- Tensor's autograd surface
+
+bool Tensor::requires_grad() const { return defined() && (impl().requires_grad || impl().grad_fn != nullptr); }
+
+Tensor& Tensor::requires_grad_(bool r) {
+  if (r && !is_floating_point())
+    throw AutogradError("only Tensors of floating point dtype can require gradients (got " +
+                        std::string(type_name(dtype())) + ")");
+  if (!is_leaf())
+    throw AutogradError("you can only change requires_grad flags of leaf variables. If you want to use a computed "
+                        "variable in a subgraph that doesn't require differentiation use var_no_grad = var.detach().");
+  impl().requires_grad = r;
+  return *this;
+}
+
+bool Tensor::is_leaf() const { return impl().grad_fn == nullptr; }
+
+Tensor Tensor::grad() const { return impl().grad ? Tensor(impl().grad) : Tensor(); }
+
+void Tensor::set_grad(const Tensor& g) {
+  if (g.defined() && g.sizes() != sizes())
+    throw ShapeError("assigned grad has data of a different size: " + shape_str(g.sizes()) + " vs " + shape_str(sizes()));
+  impl().grad = g.defined() ? g.impl_ptr() : nullptr;
+}
+
+std::shared_ptr<autograd::Node> Tensor::grad_fn() const { return impl().grad_fn; }
+
+void Tensor::backward(const Tensor& gradient, bool retain_graph) const {
+  autograd::backward(*this, gradient, retain_graph);
+}
+
+namespace autograd {
+
+SavedTensor::SavedTensor(const Tensor& t, bool is_output) : defined_(t.defined()) {
+  if (!t.defined()) return;
+  version_ = t._version();
+  t_ = is_output ? t.detach() : t;
+}
+
+Tensor SavedTensor::unpack(const Node& owner) const {
+  if (!defined_) return Tensor();
+  if (!t_.defined())
+    throw AutogradError("Trying to backward through the graph a second time (or directly access saved tensors after "
+                        "they have already been freed). Saved intermediate values of the graph are freed when you "
+                        "call .backward(). Specify retain_graph=true if you need to backward through the graph a "
+                        "second time.");
+  if (t_._version() != version_)
+    throw AutogradError("one of the variables needed for gradient computation has been modified by an inplace "
+                        "operation: " + tensor_desc(t_) + ", saved by " + owner.name() + ", is at version " +
+                        std::to_string(t_._version()) + "; expected version " + std::to_string(version_) +
+                        " instead.");
+  return t_;
+}
+
+std::vector<Tensor> FunctionNode::apply(const Tensor& grad_output) {
+  if (released_)
+    throw AutogradError("Trying to backward through the graph a second time (or directly access saved tensors after "
+                        "they have already been freed). Saved intermediate values of the graph are freed when you "
+                        "call .backward(). Specify retain_graph=true if you need to backward through the graph a "
+                        "second time.");
+  return fn_(grad_output, *this);
+}
+
+std::vector<Tensor> AccumulateGrad::apply(const Tensor& g) {
+  auto leaf = leaf_.lock();
+  if (!leaf) return {};
+  if (!leaf->grad) {
+    // Own a fresh, contiguous copy: `g` may be a broadcast view or a tensor the user holds.
+    leaf->grad = g.clone().impl_ptr();
+  } else {
+    Tensor acc(leaf->grad);
+    acc.add_(g);
+  }
+  return {};
+}
+
+bool needs_grad(std::initializer_list<const Tensor*> inputs) {
+  if (!GradMode::is_enabled()) return false;
+  for (auto* t : inputs)
+    if (t->requires_grad()) return true;
+  return false;
+}
+
+bool needs_grad(const std::vector<Tensor>& inputs) {
+  if (!GradMode::is_enabled()) return false;
+  for (auto& t : inputs)
+    if (t.requires_grad()) return true;
+  return false;
+}
+
+Edge gradient_edge(const Tensor& t) {
+  if (!t.requires_grad()) return {};
+  if (auto fn = t.grad_fn()) return {fn};
+  TensorImpl* impl = t.unsafe_impl();
+  auto acc = impl->grad_accumulator.lock();
+  if (!acc) {
+    acc = std::make_shared<AccumulateGrad>(t.impl_ptr());
+    impl->grad_accumulator = acc;
+  }
+  return {acc};
+}
+
+void record(Tensor& result, const char* name, const std::vector<Tensor>& inputs, BackwardFn fn) {
+  if (!needs_grad(inputs)) return;
+  auto node = std::make_shared<FunctionNode>(name, std::move(fn));
+  node->set_sequence_nr(next_sequence.fetch_add(1, std::memory_order_relaxed));
+  for (auto& in : inputs) node->mutable_next_edges().push_back(gradient_edge(in));
+  result.unsafe_impl()->grad_fn = std::move(node);
+}
+
+Tensor sum_to(const Tensor& grad, const Shape& shape) {
+  if (grad.sizes() == shape) return grad;
+  std::int64_t lead = grad.dim() - static_cast<std::int64_t>(shape.size());
+  Shape dims;
+  for (std::int64_t i = 0; i < grad.dim(); ++i)
+    if (i < lead || (shape[static_cast<std::size_t>(i - lead)] == 1 && grad.size(i) != 1)) dims.push_back(i);
+  Tensor r = dims.empty() ? grad : grad.sum(dims, true);
+  return r.reshape(shape);
+}
+
+void check_inplace(const Tensor& self) {
+  if (!GradMode::is_enabled()) return;
+  TensorImpl* impl = self.unsafe_impl();
+  if (impl->view_base) {
+    TensorImpl* base = impl->view_base.get();
+    if (base->requires_grad && base->grad_fn == nullptr)
+      throw AutogradError("a view of a leaf Variable that requires grad is being used in an in-place operation. "
+                          "(leaf: tensor " + std::to_string(base->id) + " of shape " + shape_str(base->sizes) +
+                          "; view of shape " + shape_str(self.sizes()) + ")");
+  }
+  if (impl->requires_grad && impl->grad_fn == nullptr)
+    throw AutogradError("a leaf Variable that requires grad is being used in an in-place operation. (leaf: tensor " +
+                        std::to_string(impl->id) + " of shape " + shape_str(self.sizes()) + ")");
+}
+
+void backward(const Tensor& root, const Tensor& grad, bool retain_graph) {
+  detail::check_defined(root, "backward");
+  if (!root.requires_grad())
+    throw AutogradError("element 0 of tensors does not require grad and does not have a grad_fn");
+  Tensor seed = grad;
+  if (!seed.defined()) {
+    if (root.numel() != 1) throw AutogradError("grad can be implicitly created only for scalar outputs");
+    seed = ones_like(root);
+  } else if (seed.sizes() != root.sizes()) {
+    throw ShapeError("Mismatch in shape: grad_output[0] has a shape of " + shape_str(seed.sizes()) +
+                     " and output[0] has a shape of " + shape_str(root.sizes()) + ".");
+  }
+  NoGradGuard no_grad;
+  Edge start = gradient_edge(root);
+
+  // Count how many edges lead into each node, then run nodes once all their inputs are in.
+  std::unordered_map<Node*, int> pending;
+  std::vector<Node*> stack{start.fn.get()};
+  std::vector<Node*> all;
+  pending[start.fn.get()] = 0;
+  while (!stack.empty()) {
+    Node* n = stack.back();
+    stack.pop_back();
+    all.push_back(n);
+    for (auto& e : n->next_edges()) {
+      if (!e.fn) continue;
+      auto [it, fresh] = pending.emplace(e.fn.get(), 0);
+      ++it->second;
+      if (fresh) stack.push_back(e.fn.get());
+    }
+  }
+  std::unordered_map<Node*, Tensor> buffers;
+  buffers[start.fn.get()] = seed;
+  // Latest-created node first among the ready ones, as PyTorch orders its ready queue.
+  auto later = [](Node* a, Node* b) { return a->sequence_nr() < b->sequence_nr(); };
+  std::priority_queue<Node*, std::vector<Node*>, decltype(later)> ready(later);
+  ready.push(start.fn.get());
+  while (!ready.empty()) {
+    Node* n = ready.top();
+    ready.pop();
+    Tensor g = std::move(buffers[n]);
+    buffers.erase(n);
+    std::vector<Tensor> grads = n->apply(g);
+    for (std::size_t i = 0; i < n->next_edges().size(); ++i) {
+      Node* next = n->next_edges()[i].fn.get();
+      if (!next) continue;
+      if (i < grads.size() && grads[i].defined()) {
+        auto& buf = buffers[next];
+        buf = buf.defined() ? buf + grads[i] : grads[i];
+      }
+      if (--pending[next] == 0) {
+        if (buffers.count(next)) ready.push(next);
+        else {  // no gradient reached it: its inputs get none either
+          std::vector<Node*> skip{next};
+          while (!skip.empty()) {
+            Node* s = skip.back();
+            skip.pop_back();
+            for (auto& e : s->next_edges())
+              if (e.fn && --pending[e.fn.get()] == 0) {
+                if (buffers.count(e.fn.get())) ready.push(e.fn.get());
+                else skip.push_back(e.fn.get());
+              }
+          }
+        }
+      }
+    }
+  }
+  if (!retain_graph)
+    for (Node* n : all) n->release();
+}
+
+}  // namespace autograd
+}  // namespace memlens

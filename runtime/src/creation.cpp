@@ -1,0 +1,149 @@
+// Factory functions and the seedable generator behind rand/randn/randint.
+#include <cmath>
+#include <cstring>
+#include <mutex>
+#include <random>
+
+#include "tensor_internal.hpp"
+
+namespace memlens {
+
+using namespace detail;
+
+namespace {
+
+std::mutex rng_mu;
+std::mt19937_64& rng() {
+  static std::mt19937_64 gen(5489u);
+  return gen;
+}
+
+Tensor finish(Tensor t, const TensorOptions& o) {
+  if (o.requires_grad()) t.requires_grad_(true);
+  return t;
+}
+
+Tensor fresh(const Shape& sizes, const TensorOptions& o, ScalarType fallback = kFloat32) {
+  return make_tensor(sizes, o.has_dtype() ? o.dtype() : fallback, resolve(o.device()));
+}
+
+template <class Fill>
+Tensor generate(const Shape& sizes, const TensorOptions& o, Fill&& fill) {
+  Tensor t = fresh(sizes, o);
+  if (!t.is_floating_point()) throw TypeError("random floats need a floating point dtype, got " + std::string(type_name(t.dtype())));
+  std::lock_guard lock(rng_mu);
+  dispatch(t.dtype(), [&](auto tag) {
+    using T = decltype(tag);
+    T* p = static_cast<T*>(t.raw_data());
+    for (std::int64_t i = 0; i < t.numel(); ++i) p[i] = static_cast<T>(fill(rng()));
+  });
+  return finish(t, o);
+}
+
+TensorOptions like(const Tensor& t) { return TensorOptions(t.dtype()).device(t.device()); }
+
+}  // namespace
+
+void manual_seed(std::uint64_t seed) {
+  std::lock_guard lock(rng_mu);
+  rng().seed(seed);
+}
+
+Tensor empty(Shape sizes, TensorOptions o) { return finish(fresh(sizes, o), o); }
+
+Tensor full(Shape sizes, Scalar value, TensorOptions o) {
+  ScalarType fallback = value.kind() == kBool ? kBool : value.is_integral() ? kInt64 : kFloat32;
+  Tensor t = fresh(sizes, o, fallback);
+  {
+    NoGradGuard g;
+    t.fill_(value);
+  }
+  return finish(t, o);
+}
+
+Tensor zeros(Shape sizes, TensorOptions o) {
+  Tensor t = fresh(sizes, o);
+  std::memset(t.raw_data(), 0, t.nbytes());
+  return finish(t, o);
+}
+
+Tensor ones(Shape sizes, TensorOptions o) { return full(std::move(sizes), 1, o.dtype(o.has_dtype() ? o.dtype() : kFloat32)); }
+
+Tensor empty_like(const Tensor& t) { return empty(t.sizes(), like(t)); }
+Tensor empty_like(const Tensor& t, TensorOptions o) { return empty(t.sizes(), o); }
+Tensor zeros_like(const Tensor& t) { return zeros(t.sizes(), like(t)); }
+Tensor zeros_like(const Tensor& t, TensorOptions o) { return zeros(t.sizes(), o); }
+Tensor ones_like(const Tensor& t) { return ones(t.sizes(), like(t)); }
+Tensor ones_like(const Tensor& t, TensorOptions o) { return ones(t.sizes(), o); }
+
+Tensor rand(Shape sizes, TensorOptions o) {
+  std::uniform_real_distribution<double> dist(0.0, 1.0);
+  return generate(sizes, o, [&](std::mt19937_64& g) { return dist(g); });
+}
+
+Tensor randn(Shape sizes, TensorOptions o) {
+  std::normal_distribution<double> dist(0.0, 1.0);
+  return generate(sizes, o, [&](std::mt19937_64& g) { return dist(g); });
+}
+
+Tensor randint(std::int64_t low, std::int64_t high, Shape sizes, TensorOptions o) {
+  if (low >= high) throw Error("random_ expects 'from' to be less than 'to', but got from=" + std::to_string(low) + " >= to=" + std::to_string(high));
+  Tensor t = fresh(sizes, o, kInt64);
+  std::uniform_int_distribution<std::int64_t> dist(low, high - 1);
+  std::lock_guard lock(rng_mu);
+  dispatch(t.dtype(), [&](auto tag) {
+    using T = decltype(tag);
+    T* p = static_cast<T*>(t.raw_data());
+    for (std::int64_t i = 0; i < t.numel(); ++i) p[i] = static_cast<T>(dist(rng()));
+  });
+  return t;
+}
+
+Tensor arange(Scalar end, TensorOptions o) { return arange(0, end, 1, o); }
+
+Tensor arange(Scalar start, Scalar end, Scalar step, TensorOptions o) {
+  double s = start.to_double(), e = end.to_double(), st = step.to_double();
+  if (st == 0) throw Error("step must be nonzero");
+  if ((st > 0 && e < s) || (st < 0 && e > s)) throw Error("upper bound and larger bound inconsistent with step sign");
+  bool integral = start.is_integral() && end.is_integral() && step.is_integral();
+  auto n = static_cast<std::int64_t>(std::ceil((e - s) / st));
+  Tensor t = fresh({n}, o, integral ? kInt64 : kFloat32);
+  dispatch(t.dtype(), [&](auto tag) {
+    using T = decltype(tag);
+    T* p = static_cast<T*>(t.raw_data());
+    for (std::int64_t i = 0; i < n; ++i) p[i] = static_cast<T>(s + static_cast<double>(i) * st);
+  });
+  return finish(t, o);
+}
+
+Tensor eye(std::int64_t n, TensorOptions o) { return eye(n, n, o); }
+
+Tensor eye(std::int64_t n, std::int64_t m, TensorOptions o) {
+  if (n < 0 || m < 0) throw ShapeError("eye: sizes must be non-negative, got " + std::to_string(n) + ", " + std::to_string(m));
+  Tensor t = zeros({n, m}, o.requires_grad(false));
+  {
+    NoGradGuard g;
+    t.diagonal().fill_(1);
+  }
+  return finish(t, o);
+}
+
+Tensor tensor(std::initializer_list<double> values, TensorOptions o) {
+  return tensor(std::vector<double>(values), {static_cast<std::int64_t>(values.size())}, o);
+}
+
+Tensor tensor(const std::vector<double>& values, Shape sizes, TensorOptions o) {
+  if (numel_of(sizes) != static_cast<std::int64_t>(values.size()))
+    throw ShapeError("shape '" + shape_str(sizes) + "' is invalid for input of size " + std::to_string(values.size()));
+  Tensor t = fresh(sizes, o);
+  dispatch(t.dtype(), [&](auto tag) {
+    using T = decltype(tag);
+    T* p = static_cast<T*>(t.raw_data());
+    for (std::size_t i = 0; i < values.size(); ++i) p[i] = static_cast<T>(values[i]);
+  });
+  return finish(t, o);
+}
+
+Tensor scalar_tensor(Scalar v, TensorOptions o) { return full({}, v, o); }
+
+}  // namespace memlens

@@ -1,0 +1,463 @@
+// Elementwise math with broadcasting through stride 0, its in-place forms and gradients.
+#include <cmath>
+
+#include "tensor_internal.hpp"
+
+namespace memlens {
+
+using namespace detail;
+using autograd::Node;
+using autograd::SavedTensor;
+using autograd::sum_to;
+using Grads = std::vector<Tensor>;
+
+Shape broadcast_shapes(const Shape& a, const Shape& b) {
+  std::size_t n = std::max(a.size(), b.size());
+  Shape out(n);
+  for (std::size_t i = 0; i < n; ++i) {
+    std::int64_t da = i < n - a.size() ? 1 : a[i - (n - a.size())];
+    std::int64_t db = i < n - b.size() ? 1 : b[i - (n - b.size())];
+    if (da != db && da != 1 && db != 1)
+      throw ShapeError("The size of tensor a (" + std::to_string(da) + ") must match the size of tensor b (" +
+                       std::to_string(db) + ") at non-singleton dimension " + std::to_string(i));
+    out[i] = da == 1 ? db : da;
+  }
+  return out;
+}
+
+namespace {
+
+// Output is R = bool when kBoolOut (comparisons), else the compute type.
+template <bool kBoolOut, class F>
+Tensor binary_kernel(const Tensor& a, const Tensor& b, ScalarType compute, const char* op, F f) {
+  check_same_device(a, b, op);
+  Shape shape = broadcast_shapes(a.sizes(), b.sizes());
+  Tensor x = cast(a, compute), y = cast(b, compute);
+  Tensor out = make_tensor(shape, kBoolOut ? kBool : compute, a.device());
+  dispatch(compute, [&](auto tag) {
+    using T = decltype(tag);
+    using R = std::conditional_t<kBoolOut, bool, T>;
+    map_binary<T, R>(out, expand_alias(x, shape), expand_alias(y, shape),
+                     [&](T u, T v) { return static_cast<R>(f(u, v)); });
+  });
+  return out;
+}
+
+// f(x, s) with the scalar converted to the compute type.
+template <bool kBoolOut, class F>
+Tensor scalar_kernel(const Tensor& a, const Scalar& s, ScalarType compute, F f) {
+  Tensor x = cast(a, compute);
+  Tensor out = make_tensor(a.sizes(), kBoolOut ? kBool : compute, a.device());
+  dispatch(compute, [&](auto tag) {
+    using T = decltype(tag);
+    using R = std::conditional_t<kBoolOut, bool, T>;
+    T sv = scalar_as<T>(s);
+    map_unary<T, R>(out, x, [&](T u) { return static_cast<R>(f(u, sv)); });
+  });
+  return out;
+}
+
+template <class F>
+Tensor unary_kernel(const Tensor& a, ScalarType compute, F f) {
+  Tensor x = cast(a, compute);
+  Tensor out = make_tensor(a.sizes(), compute, a.device());
+  dispatch(compute, [&](auto tag) {
+    using T = decltype(tag);
+    map_unary<T, T>(out, x, [&](T u) { return static_cast<T>(f(u)); });
+  });
+  return out;
+}
+
+ScalarType floating(ScalarType t) { return is_floating_point(t) ? t : kFloat32; }
+
+Tensor sign(const Tensor& a) {
+  return unary_kernel(a, a.dtype(), [](auto v) { return (v > decltype(v)(0)) - (v < decltype(v)(0)); });
+}
+
+}  // namespace
+
+namespace detail {
+Tensor cast(const Tensor& t, ScalarType dtype) {
+  if (t.dtype() == dtype) return t;
+  Tensor out = make_tensor(t.sizes(), dtype, t.device());
+  copy_into(out, t);
+  return out;
+}
+}  // namespace detail
+
+// ---- arithmetic
+
+Tensor Tensor::add(const Tensor& o, Scalar alpha) const {
+  ScalarType rt = result_type(*this, o);
+  Tensor out = alpha.to_double() == 1.0
+                   ? binary_kernel<false>(*this, o, rt, "add", [](auto u, auto v) { return u + v; })
+                   : binary_kernel<false>(*this, o, rt, "add", [al = alpha.to_double()](auto u, auto v) {
+                       return u + static_cast<decltype(u)>(al * static_cast<double>(v));
+                     });
+  autograd::record(out, "AddBackward0", {*this, o},
+                   [sa = sizes(), sb = o.sizes(), al = alpha.to_double()](const Tensor& g, const Node&) {
+                     return Grads{sum_to(g, sa), sum_to(al == 1.0 ? g : g * al, sb)};
+                   });
+  return out;
+}
+
+Tensor Tensor::sub(const Tensor& o, Scalar alpha) const {
+  ScalarType rt = result_type(*this, o);
+  if (rt == kBool) throw TypeError("Subtraction, the `-` operator, with two bool tensors is not supported. Use the `^` or `logical_xor()` operator instead.");
+  double al = alpha.to_double();
+  Tensor out = binary_kernel<false>(*this, o, rt, "sub", [al](auto u, auto v) {
+    return al == 1.0 ? u - v : u - static_cast<decltype(u)>(al * static_cast<double>(v));
+  });
+  autograd::record(out, "SubBackward0", {*this, o}, [sa = sizes(), sb = o.sizes(), al](const Tensor& g, const Node&) {
+    return Grads{sum_to(g, sa), sum_to(g * (-al), sb)};
+  });
+  return out;
+}
+
+Tensor Tensor::mul(const Tensor& o) const {
+  Tensor out = binary_kernel<false>(*this, o, result_type(*this, o), "mul", [](auto u, auto v) { return u * v; });
+  autograd::record(out, "MulBackward0", {*this, o},
+                   [a = SavedTensor(*this), b = SavedTensor(o), sa = sizes(), sb = o.sizes()](const Tensor& g,
+                                                                                             const Node& n) {
+                     return Grads{sum_to(g * b.unpack(n), sa), sum_to(g * a.unpack(n), sb)};
+                   });
+  return out;
+}
+
+Tensor Tensor::div(const Tensor& o) const {
+  Tensor out = binary_kernel<false>(*this, o, floating(result_type(*this, o)), "div",
+                                    [](auto u, auto v) { return u / v; });
+  autograd::record(out, "DivBackward0", {*this, o},
+                   [a = SavedTensor(*this), b = SavedTensor(o), sa = sizes(), sb = o.sizes()](const Tensor& g,
+                                                                                             const Node& n) {
+                     Tensor bv = b.unpack(n);
+                     return Grads{sum_to(g / bv, sa), sum_to(-g * a.unpack(n) / (bv * bv), sb)};
+                   });
+  return out;
+}
+
+Tensor Tensor::pow(const Tensor& e) const {
+  Tensor out = binary_kernel<false>(*this, e, result_type(*this, e), "pow", [](auto u, auto v) {
+    return static_cast<decltype(u)>(std::pow(static_cast<double>(u), static_cast<double>(v)));
+  });
+  autograd::record(out, "PowBackward1", {*this, e},
+                   [a = SavedTensor(*this), ex = SavedTensor(e), r = SavedTensor(out, true), sa = sizes(),
+                    se = e.sizes()](const Tensor& g, const Node& n) {
+                     Tensor av = a.unpack(n), ev = ex.unpack(n);
+                     return Grads{sum_to(g * ev * av.pow(ev - 1), sa), sum_to(g * r.unpack(n) * av.log(), se)};
+                   });
+  return out;
+}
+
+Tensor Tensor::add(Scalar o) const {
+  Tensor out = scalar_kernel<false>(*this, o, result_type(*this, o), [](auto u, auto s) { return u + s; });
+  autograd::record(out, "AddBackward1", {*this}, [](const Tensor& g, const Node&) { return Grads{g}; });
+  return out;
+}
+
+Tensor Tensor::sub(Scalar o) const {
+  Tensor out = scalar_kernel<false>(*this, o, result_type(*this, o), [](auto u, auto s) { return u - s; });
+  autograd::record(out, "SubBackward1", {*this}, [](const Tensor& g, const Node&) { return Grads{g}; });
+  return out;
+}
+
+Tensor Tensor::mul(Scalar o) const {
+  Tensor out = scalar_kernel<false>(*this, o, result_type(*this, o), [](auto u, auto s) { return u * s; });
+  autograd::record(out, "MulBackward1", {*this}, [o](const Tensor& g, const Node&) { return Grads{g * o}; });
+  return out;
+}
+
+Tensor Tensor::div(Scalar o) const {
+  Tensor out = scalar_kernel<false>(*this, o, floating(result_type(*this, o)), [](auto u, auto s) { return u / s; });
+  autograd::record(out, "DivBackward1", {*this}, [o](const Tensor& g, const Node&) { return Grads{g / o}; });
+  return out;
+}
+
+Tensor Tensor::pow(Scalar e) const {
+  Tensor out = scalar_kernel<false>(*this, e, result_type(*this, e), [](auto u, auto s) {
+    return static_cast<decltype(u)>(std::pow(static_cast<double>(u), static_cast<double>(s)));
+  });
+  autograd::record(out, "PowBackward0", {*this}, [a = SavedTensor(*this), e](const Tensor& g, const Node& n) {
+    double ev = e.to_double();
+    if (ev == 0) return Grads{zeros_like(g)};
+    return Grads{g * ev * a.unpack(n).pow(ev - 1)};
+  });
+  return out;
+}
+
+// Scalar on the left: `2 * x`, `1 - x`, `1 / x`.
+Tensor operator-(Scalar a, const Tensor& b) { return b.neg().add(a); }
+Tensor operator/(Scalar a, const Tensor& b) { return b.pow(-1).mul(a); }
+
+Tensor Tensor::neg() const {
+  if (dtype() == kBool) throw TypeError("Negation, the `-` operator, on a bool tensor is not supported. If you are trying to invert a mask, use the `~` or `logical_not()` operator instead.");
+  Tensor out = unary_kernel(*this, dtype(), [](auto u) { return -u; });
+  autograd::record(out, "NegBackward0", {*this}, [](const Tensor& g, const Node&) { return Grads{g.neg()}; });
+  return out;
+}
+
+Tensor Tensor::exp() const {
+  Tensor out = unary_kernel(*this, floating(dtype()), [](auto u) { return std::exp(u); });
+  autograd::record(out, "ExpBackward0", {*this}, [r = SavedTensor(out, true)](const Tensor& g, const Node& n) {
+    return Grads{g * r.unpack(n)};
+  });
+  return out;
+}
+
+Tensor Tensor::log() const {
+  Tensor out = unary_kernel(*this, floating(dtype()), [](auto u) { return std::log(u); });
+  autograd::record(out, "LogBackward0", {*this}, [a = SavedTensor(*this)](const Tensor& g, const Node& n) {
+    return Grads{g / a.unpack(n)};
+  });
+  return out;
+}
+
+Tensor Tensor::sqrt() const {
+  Tensor out = unary_kernel(*this, floating(dtype()), [](auto u) { return std::sqrt(u); });
+  autograd::record(out, "SqrtBackward0", {*this}, [r = SavedTensor(out, true)](const Tensor& g, const Node& n) {
+    return Grads{g / (r.unpack(n) * 2)};
+  });
+  return out;
+}
+
+Tensor Tensor::abs() const {
+  Tensor out = unary_kernel(*this, dtype(), [](auto u) { return u < decltype(u)(0) ? -u : u; });
+  autograd::record(out, "AbsBackward0", {*this}, [a = SavedTensor(*this)](const Tensor& g, const Node& n) {
+    return Grads{g * sign(a.unpack(n))};
+  });
+  return out;
+}
+
+Tensor Tensor::relu() const {
+  Tensor out = unary_kernel(*this, dtype(), [](auto u) { return u > decltype(u)(0) ? u : decltype(u)(0); });
+  autograd::record(out, "ReluBackward0", {*this}, [r = SavedTensor(out, true)](const Tensor& g, const Node& n) {
+    return Grads{g * r.unpack(n).gt(0).to(g.dtype())};
+  });
+  return out;
+}
+
+Tensor Tensor::sigmoid() const {
+  Tensor out = unary_kernel(*this, floating(dtype()), [](auto u) { return 1 / (1 + std::exp(-u)); });
+  autograd::record(out, "SigmoidBackward0", {*this}, [r = SavedTensor(out, true)](const Tensor& g, const Node& n) {
+    Tensor rv = r.unpack(n);
+    return Grads{g * rv * (1 - rv)};
+  });
+  return out;
+}
+
+Tensor Tensor::tanh() const {
+  Tensor out = unary_kernel(*this, floating(dtype()), [](auto u) { return std::tanh(u); });
+  autograd::record(out, "TanhBackward0", {*this}, [r = SavedTensor(out, true)](const Tensor& g, const Node& n) {
+    Tensor rv = r.unpack(n);
+    return Grads{g * (1 - rv * rv)};
+  });
+  return out;
+}
+
+Tensor Tensor::clamp(std::optional<Scalar> lo, std::optional<Scalar> hi) const {
+  if (!lo && !hi) throw Error("torch.clamp: At least one of 'min' or 'max' must not be None");
+  double l = lo ? lo->to_double() : -INFINITY, h = hi ? hi->to_double() : INFINITY;
+  Tensor out = unary_kernel(*this, dtype(), [l, h](auto u) {
+    using T = decltype(u);
+    double v = static_cast<double>(u);
+    return v < l ? static_cast<T>(l) : v > h ? static_cast<T>(h) : u;
+  });
+  autograd::record(out, "ClampBackward1", {*this}, [a = SavedTensor(*this), l, h](const Tensor& g, const Node& n) {
+    Tensor av = a.unpack(n);
+    return Grads{g * (av.ge(l).to(g.dtype()) * av.le(h).to(g.dtype()))};
+  });
+  return out;
+}
+
+// ---- comparisons (never differentiable)
+
+#define MEMLENS_COMPARISON(name, expr)                                                                 \
+  Tensor Tensor::name(const Tensor& o) const {                                                         \
+    return binary_kernel<true>(*this, o, result_type(*this, o), #name, [](auto u, auto v) { return expr; }); \
+  }                                                                                                    \
+  Tensor Tensor::name(Scalar o) const {                                                                \
+    return scalar_kernel<true>(*this, o, result_type(*this, o), [](auto u, auto v) { return expr; });     \
+  }
+MEMLENS_COMPARISON(eq, u == v)
+MEMLENS_COMPARISON(ne, u != v)
+MEMLENS_COMPARISON(lt, u < v)
+MEMLENS_COMPARISON(le, u <= v)
+MEMLENS_COMPARISON(gt, u > v)
+MEMLENS_COMPARISON(ge, u >= v)
+#undef MEMLENS_COMPARISON
+
+Tensor where(const Tensor& cond, const Tensor& a, const Tensor& b) {
+  if (cond.dtype() != kBool) throw TypeError("where expected condition to be a boolean tensor, but got a tensor with dtype " + std::string(type_name(cond.dtype())));
+  Tensor c = cond.to(a.dtype());
+  return a * c + b * (1 - c);
+}
+
+// ---- in-place
+
+namespace {
+
+// Writes op(self, other) into self. Without autograd it runs `raw` on self's storage;
+// with autograd it computes the out-of-place result from a clone (so tensors saved by the
+// op keep their version) and moves that history onto self.
+template <class Raw, class OutOfPlace>
+Tensor& inplace(Tensor& self, const Tensor* other, Raw&& raw, OutOfPlace&& out_of_place) {
+  autograd::check_inplace(self);
+  bool track = GradMode::is_enabled() && (self.requires_grad() || (other && other->requires_grad()));
+  if (!track) {
+    raw();
+    self.storage()->bump_version();
+    return self;
+  }
+  if (self.is_view())
+    throw AutogradError("memlens: an in-place operation on a view of a tensor that requires grad is not supported; "
+                        "use the out-of-place operation instead");
+  Tensor result = out_of_place(self.clone());
+  copy_into(self, result);
+  self.storage()->bump_version();
+  self.unsafe_impl()->grad_fn = result.grad_fn();
+  return self;
+}
+
+template <class F>
+void raw_binary(Tensor& self, const Tensor& other, const char* op, F f) {
+  check_same_device(self, other, op);
+  ScalarType rt = promote_types(self.dtype(), other.dtype());
+  if (rt != self.dtype())
+    throw TypeError(std::string("result type ") + std::string(type_name(rt)) +
+                    " can't be cast to the desired output type " + std::string(type_name(self.dtype())) + " in " + op);
+  Shape shape = broadcast_shapes(self.sizes(), other.sizes());
+  if (shape != self.sizes())
+    throw ShapeError("output with shape " + shape_str(self.sizes()) + " doesn't match the broadcast shape " +
+                     shape_str(shape));
+  Tensor y = expand_alias(cast(other, self.dtype()), shape);
+  dispatch(self.dtype(), [&](auto tag) {
+    using T = decltype(tag);
+    map_binary<T, T>(self, self, y, [&](T u, T v) { return static_cast<T>(f(u, v)); });
+  });
+}
+
+template <class F>
+void raw_scalar(Tensor& self, const Scalar& s, const char* op, F f) {
+  if (s.is_floating_point() && !self.is_floating_point())
+    throw TypeError(std::string("result type float can't be cast to the desired output type ") +
+                    std::string(type_name(self.dtype())) + " in " + op);
+  dispatch(self.dtype(), [&](auto tag) {
+    using T = decltype(tag);
+    T sv = scalar_as<T>(s);
+    map_unary<T, T>(self, self, [&](T u) { return static_cast<T>(f(u, sv)); });
+  });
+}
+
+}  // namespace
+
+Tensor& Tensor::add_(const Tensor& o, Scalar alpha) {
+  double al = alpha.to_double();
+  return inplace(
+      *this, &o, [&] { raw_binary(*this, o, "add_", [al](auto u, auto v) { return u + static_cast<decltype(u)>(al * static_cast<double>(v)); }); },
+      [&](const Tensor& c) { return c.add(o, alpha); });
+}
+Tensor& Tensor::sub_(const Tensor& o, Scalar alpha) {
+  double al = alpha.to_double();
+  return inplace(
+      *this, &o, [&] { raw_binary(*this, o, "sub_", [al](auto u, auto v) { return u - static_cast<decltype(u)>(al * static_cast<double>(v)); }); },
+      [&](const Tensor& c) { return c.sub(o, alpha); });
+}
+Tensor& Tensor::mul_(const Tensor& o) {
+  return inplace(*this, &o, [&] { raw_binary(*this, o, "mul_", [](auto u, auto v) { return u * v; }); },
+                 [&](const Tensor& c) { return c.mul(o); });
+}
+Tensor& Tensor::div_(const Tensor& o) {
+  if (!is_floating_point()) throw TypeError("result type float can't be cast to the desired output type " + std::string(type_name(dtype())) + " in div_");
+  return inplace(*this, &o, [&] { raw_binary(*this, o, "div_", [](auto u, auto v) { return u / v; }); },
+                 [&](const Tensor& c) { return c.div(o); });
+}
+Tensor& Tensor::add_(Scalar s) {
+  return inplace(*this, nullptr, [&] { raw_scalar(*this, s, "add_", [](auto u, auto v) { return u + v; }); },
+                 [&](const Tensor& c) { return c.add(s); });
+}
+Tensor& Tensor::sub_(Scalar s) {
+  return inplace(*this, nullptr, [&] { raw_scalar(*this, s, "sub_", [](auto u, auto v) { return u - v; }); },
+                 [&](const Tensor& c) { return c.sub(s); });
+}
+Tensor& Tensor::mul_(Scalar s) {
+  return inplace(*this, nullptr, [&] { raw_scalar(*this, s, "mul_", [](auto u, auto v) { return u * v; }); },
+                 [&](const Tensor& c) { return c.mul(s); });
+}
+Tensor& Tensor::div_(Scalar s) {
+  if (!is_floating_point()) throw TypeError("result type float can't be cast to the desired output type " + std::string(type_name(dtype())) + " in div_");
+  return inplace(*this, nullptr, [&] { raw_scalar(*this, s, "div_", [](auto u, auto v) { return u / v; }); },
+                 [&](const Tensor& c) { return c.div(s); });
+}
+Tensor& Tensor::clamp_(std::optional<Scalar> lo, std::optional<Scalar> hi) {
+  return inplace(*this, nullptr,
+                 [&] {
+                   Tensor r = clamp(lo, hi);
+                   copy_into(*this, r);
+                 },
+                 [&](const Tensor& c) { return c.clamp(lo, hi); });
+}
+Tensor& Tensor::fill_(Scalar v) {
+  autograd::check_inplace(*this);
+  raw_scalar(*this, v, "fill_", [](auto, auto s) { return s; });
+  storage()->bump_version();
+  if (GradMode::is_enabled() && grad_fn()) unsafe_impl()->grad_fn = nullptr;  // history overwritten
+  return *this;
+}
+Tensor& Tensor::zero_() { return fill_(0); }
+
+Tensor& Tensor::copy_(const Tensor& src) {
+  check_defined(src, "copy_");
+  return inplace(*this, &src, [&] { copy_into(*this, src); },
+                 [&](const Tensor&) { return src.to(device()).to(dtype()).expand(sizes()).clone(); });
+}
+
+// ---- operator spellings
+
+Tensor operator+(const Tensor& a, const Tensor& b) { return a.add(b); }
+Tensor operator-(const Tensor& a, const Tensor& b) { return a.sub(b); }
+Tensor operator*(const Tensor& a, const Tensor& b) { return a.mul(b); }
+Tensor operator/(const Tensor& a, const Tensor& b) { return a.div(b); }
+Tensor operator+(const Tensor& a, Scalar b) { return a.add(b); }
+Tensor operator-(const Tensor& a, Scalar b) { return a.sub(b); }
+Tensor operator*(const Tensor& a, Scalar b) { return a.mul(b); }
+Tensor operator/(const Tensor& a, Scalar b) { return a.div(b); }
+Tensor operator+(Scalar a, const Tensor& b) { return b.add(a); }
+Tensor operator*(Scalar a, const Tensor& b) { return b.mul(a); }
+Tensor operator-(const Tensor& a) { return a.neg(); }
+Tensor operator==(const Tensor& a, const Tensor& b) { return a.eq(b); }
+Tensor operator!=(const Tensor& a, const Tensor& b) { return a.ne(b); }
+Tensor operator<(const Tensor& a, const Tensor& b) { return a.lt(b); }
+Tensor operator<=(const Tensor& a, const Tensor& b) { return a.le(b); }
+Tensor operator>(const Tensor& a, const Tensor& b) { return a.gt(b); }
+Tensor operator>=(const Tensor& a, const Tensor& b) { return a.ge(b); }
+Tensor operator==(const Tensor& a, Scalar b) { return a.eq(b); }
+Tensor operator!=(const Tensor& a, Scalar b) { return a.ne(b); }
+Tensor operator<(const Tensor& a, Scalar b) { return a.lt(b); }
+Tensor operator<=(const Tensor& a, Scalar b) { return a.le(b); }
+Tensor operator>(const Tensor& a, Scalar b) { return a.gt(b); }
+Tensor operator>=(const Tensor& a, Scalar b) { return a.ge(b); }
+Tensor& operator+=(Tensor& a, const Tensor& b) { return a.add_(b); }
+Tensor& operator-=(Tensor& a, const Tensor& b) { return a.sub_(b); }
+Tensor& operator*=(Tensor& a, const Tensor& b) { return a.mul_(b); }
+Tensor& operator/=(Tensor& a, const Tensor& b) { return a.div_(b); }
+Tensor& operator+=(Tensor& a, Scalar b) { return a.add_(b); }
+Tensor& operator-=(Tensor& a, Scalar b) { return a.sub_(b); }
+Tensor& operator*=(Tensor& a, Scalar b) { return a.mul_(b); }
+Tensor& operator/=(Tensor& a, Scalar b) { return a.div_(b); }
+Tensor& operator+=(Tensor&& a, const Tensor& b) { return a.add_(b); }
+Tensor& operator+=(Tensor&& a, Scalar b) { return a.add_(b); }
+
+Tensor add(const Tensor& a, const Tensor& b) { return a.add(b); }
+Tensor sub(const Tensor& a, const Tensor& b) { return a.sub(b); }
+Tensor mul(const Tensor& a, const Tensor& b) { return a.mul(b); }
+Tensor div(const Tensor& a, const Tensor& b) { return a.div(b); }
+Tensor pow(const Tensor& a, Scalar e) { return a.pow(e); }
+Tensor exp(const Tensor& a) { return a.exp(); }
+Tensor log(const Tensor& a) { return a.log(); }
+Tensor sqrt(const Tensor& a) { return a.sqrt(); }
+Tensor abs(const Tensor& a) { return a.abs(); }
+Tensor relu(const Tensor& a) { return a.relu(); }
+Tensor sigmoid(const Tensor& a) { return a.sigmoid(); }
+Tensor tanh(const Tensor& a) { return a.tanh(); }
+
+}  // namespace memlens

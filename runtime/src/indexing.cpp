@@ -1,0 +1,190 @@
+// `t.index({...})` basic indexing (views) and the indexing ops that copy.
+#include <cstring>
+
+#include "tensor_internal.hpp"
+
+namespace memlens {
+
+using namespace detail;
+using autograd::Node;
+using Grads = std::vector<Tensor>;
+
+namespace {
+
+// Applies the non-tensor items of `idx` as views; a tensor item is applied last, along
+// the dim it stands for.
+Tensor apply_index(const Tensor& self, const std::vector<TensorIndex>& idx) {
+  std::int64_t consumed = 0;  // dims of self that items address
+  bool ellipsis = false;
+  for (auto& it : idx) {
+    if (std::holds_alternative<indexing::EllipsisIndexType>(it.value())) {
+      if (ellipsis) throw IndexError("an index can only have a single ellipsis ('...')");
+      ellipsis = true;
+    } else if (!std::holds_alternative<std::nullopt_t>(it.value())) {
+      ++consumed;
+    }
+  }
+  if (consumed > self.dim())
+    throw IndexError("too many indices for tensor of dimension " + std::to_string(self.dim()));
+  Tensor out = self;
+  std::int64_t d = 0;  // current dim of `out`
+  std::optional<std::pair<std::int64_t, Tensor>> advanced;
+  for (auto& it : idx) {
+    const auto& v = it.value();
+    if (auto* i = std::get_if<std::int64_t>(&v)) {
+      out = out.select(d, *i);
+    } else if (auto* s = std::get_if<indexing::Slice>(&v)) {
+      out = out.slice(d, s->start, s->stop, s->step);
+      ++d;
+    } else if (std::holds_alternative<std::nullopt_t>(v)) {
+      out = out.unsqueeze(d);
+      ++d;
+    } else if (std::holds_alternative<indexing::EllipsisIndexType>(v)) {
+      d += self.dim() - consumed;
+    } else {
+      if (advanced) throw IndexError("memlens: only one tensor index per indexing expression is supported");
+      advanced.emplace(d, Tensor(std::get<std::shared_ptr<TensorImpl>>(v)));
+      ++d;
+    }
+  }
+  if (!advanced) return out;
+  auto& [dim, index] = *advanced;
+  if (index.dtype() == kBool) {
+    if (dim != 0 || index.sizes() != out.sizes())
+      throw IndexError("memlens: a boolean mask index must cover the whole tensor (shape " + shape_str(out.sizes()) +
+                       "), got " + shape_str(index.sizes()));
+    return out.masked_select(index);
+  }
+  if (index.dim() != 1) throw IndexError("memlens: tensor indices must be 1-D, got shape " + shape_str(index.sizes()));
+  return out.index_select(dim, index);
+}
+
+}  // namespace
+
+Tensor Tensor::index(std::initializer_list<TensorIndex> idx) const { return apply_index(*this, idx); }
+Tensor Tensor::index(const std::vector<TensorIndex>& idx) const { return apply_index(*this, idx); }
+Tensor Tensor::operator[](const Tensor& idx) const { return apply_index(*this, {TensorIndex(idx)}); }
+
+Tensor& Tensor::index_put_(const std::vector<TensorIndex>& idx, const Tensor& value) {
+  for (auto& it : idx)
+    if (std::holds_alternative<std::shared_ptr<TensorImpl>>(it.value()))
+      throw IndexError("memlens: index_put_ with tensor indices is not supported; use integers and slices");
+  Tensor target = apply_index(*this, idx);
+  autograd::check_inplace(*this);
+  target.copy_(value);
+  return *this;
+}
+
+Tensor& Tensor::index_put_(const std::vector<TensorIndex>& idx, Scalar value) {
+  for (auto& it : idx)
+    if (std::holds_alternative<std::shared_ptr<TensorImpl>>(it.value()))
+      throw IndexError("memlens: index_put_ with tensor indices is not supported; use integers and slices");
+  autograd::check_inplace(*this);
+  apply_index(*this, idx).fill_(value);
+  return *this;
+}
+
+Tensor Tensor::index_select(std::int64_t d, const Tensor& index) const {
+  check_same_device(*this, index, "index_select");
+  if (index.dtype() != kInt64)
+    throw TypeError("index_select(): Expected dtype int64 for index but got " + std::string(type_name(index.dtype())));
+  if (index.dim() > 1) throw IndexError("index_select(): Index is supposed to be a vector");
+  d = wrap_dim(d, dim());
+  std::int64_t n = dim() == 0 ? 1 : size(d);
+  Tensor idx = index.contiguous().reshape({-1});
+  const auto* ip = static_cast<const std::int64_t*>(idx.raw_data());
+  Shape out_shape = sizes();
+  if (dim() > 0) out_shape[static_cast<std::size_t>(d)] = idx.numel();
+  Tensor out = make_tensor(out_shape, dtype(), device());
+  for (std::int64_t k = 0; k < idx.numel(); ++k) {
+    std::int64_t i = ip[k];
+    if (i < -n || i >= n)
+      throw IndexError("index out of range in self (index " + std::to_string(i) + " for dimension " +
+                       std::to_string(d) + " with size " + std::to_string(n) + ")");
+    if (i < 0) i += n;
+    if (dim() == 0) copy_into(out, *this);
+    else copy_into(as_strided_alias(out, out.sizes(), out.strides(), 0).select(d, k), select(d, i));
+  }
+  autograd::record(out, "IndexSelectBackward0", {*this}, [in = sizes(), d, idx](const Tensor& g, const Node&) {
+    Tensor gi = zeros(in, TensorOptions(g.dtype()).device(g.device()));
+    const auto* p = static_cast<const std::int64_t*>(idx.raw_data());
+    std::int64_t n = gi.dim() == 0 ? 1 : gi.size(d);
+    for (std::int64_t k = 0; k < idx.numel(); ++k) {
+      std::int64_t i = p[k] < 0 ? p[k] + n : p[k];
+      Tensor dst = gi.dim() == 0 ? gi : gi.select(d, i);
+      Tensor src = g.dim() == 0 ? g : g.select(d, k);
+      copy_into(dst, dst + src);
+    }
+    return Grads{gi};
+  });
+  return out;
+}
+
+Tensor Tensor::masked_select(const Tensor& mask) const {
+  check_same_device(*this, mask, "masked_select");
+  if (mask.dtype() != kBool)
+    throw TypeError("masked_select: expected BoolTensor for mask, got " + std::string(type_name(mask.dtype())));
+  Shape shape = broadcast_shapes(sizes(), mask.sizes());
+  Tensor src = expand_alias(*this, shape).contiguous();
+  Tensor m = expand_alias(mask, shape).contiguous();
+  const bool* mp = static_cast<const bool*>(m.raw_data());
+  std::int64_t count = 0;
+  for (std::int64_t i = 0; i < m.numel(); ++i) count += mp[i];
+  Tensor out = make_tensor({count}, dtype(), device());
+  const char* s = static_cast<const char*>(src.raw_data());
+  char* o = static_cast<char*>(out.raw_data());
+  std::size_t es = element_size();
+  for (std::int64_t i = 0, k = 0; i < m.numel(); ++i)
+    if (mp[i]) std::memcpy(o + es * static_cast<std::size_t>(k++), s + es * static_cast<std::size_t>(i), es);
+  autograd::record(out, "MaskedSelectBackward0", {*this}, [in = sizes(), shape, m](const Tensor& g, const Node&) {
+    Tensor gi = zeros(shape, TensorOptions(g.dtype()).device(g.device()));
+    Tensor gc = g.contiguous();
+    const bool* mp = static_cast<const bool*>(m.raw_data());
+    std::size_t es = gi.element_size();
+    char* o = static_cast<char*>(gi.raw_data());
+    const char* s = static_cast<const char*>(gc.raw_data());
+    for (std::int64_t i = 0, k = 0; i < m.numel(); ++i)
+      if (mp[i]) std::memcpy(o + es * static_cast<std::size_t>(i), s + es * static_cast<std::size_t>(k++), es);
+    return Grads{autograd::sum_to(gi, in)};
+  });
+  return out;
+}
+
+Tensor cat(const std::vector<Tensor>& tensors, std::int64_t d) {
+  if (tensors.empty()) throw Error("torch.cat(): expected a non-empty list of Tensors");
+  const Tensor& first = tensors[0];
+  d = wrap_dim(d, first.dim());
+  Shape shape = first.sizes();
+  shape[static_cast<std::size_t>(d)] = 0;
+  ScalarType dt = first.dtype();
+  for (auto& t : tensors) {
+    check_same_device(first, t, "cat");
+    if (t.dim() != first.dim()) throw ShapeError("Tensors must have same number of dimensions: got " + std::to_string(first.dim()) + " and " + std::to_string(t.dim()));
+    for (std::int64_t i = 0; i < t.dim(); ++i)
+      if (i != d && t.size(i) != first.size(i))
+        throw ShapeError("Sizes of tensors must match except in dimension " + std::to_string(d) + ". Expected size " +
+                         std::to_string(first.size(i)) + " but got size " + std::to_string(t.size(i)) + " for tensor number 1 in the list.");
+    shape[static_cast<std::size_t>(d)] += t.size(d);
+    dt = promote_types(dt, t.dtype());
+  }
+  Tensor out = make_tensor(shape, dt, first.device());
+  std::vector<std::int64_t> lengths;
+  std::int64_t at = 0;
+  for (auto& t : tensors) {
+    copy_into(as_strided_alias(out, out.sizes(), out.strides(), 0).narrow(d, at, t.size(d)), t);
+    lengths.push_back(t.size(d));
+    at += t.size(d);
+  }
+  autograd::record(out, "CatBackward0", tensors, [d, lengths](const Tensor& g, const Node&) {
+    Grads grads;
+    std::int64_t pos = 0;
+    for (auto len : lengths) {
+      grads.push_back(g.narrow(d, pos, len));
+      pos += len;
+    }
+    return grads;
+  });
+  return out;
+}
+
+}  // namespace memlens

@@ -1,0 +1,166 @@
+// mm, bmm and PyTorch's matmul rules, with BLAS doing the arithmetic for float types.
+#include <cblas.h>
+
+#include "tensor_internal.hpp"
+
+namespace memlens {
+
+using namespace detail;
+using autograd::Node;
+using autograd::SavedTensor;
+using Grads = std::vector<Tensor>;
+
+namespace {
+
+// How a 2-D operand can be handed to BLAS without a copy: row-major as is, or as the
+// transpose of a row-major matrix.
+struct BlasOperand {
+  Tensor t;
+  CBLAS_TRANSPOSE trans;
+  int ld;
+};
+
+BlasOperand blas_operand(const Tensor& m) {
+  std::int64_t rows = m.size(0), cols = m.size(1);
+  if (m.stride(1) == 1 && m.stride(0) >= std::max<std::int64_t>(1, cols))
+    return {m, CblasNoTrans, static_cast<int>(m.stride(0))};
+  if (m.stride(0) == 1 && m.stride(1) >= std::max<std::int64_t>(1, rows))
+    return {m, CblasTrans, static_cast<int>(m.stride(1))};
+  Tensor c = m.contiguous();  // an op-internal layout copy
+  return {c, CblasNoTrans, static_cast<int>(std::max<std::int64_t>(1, cols))};
+}
+
+// out (n x p, contiguous) = a (n x m) @ b (m x p).
+void gemm_into(const Tensor& out, const Tensor& a, const Tensor& b) {
+  int n = static_cast<int>(a.size(0)), k = static_cast<int>(a.size(1)), p = static_cast<int>(b.size(1));
+  if (n == 0 || p == 0) return;
+  if (k == 0) {
+    copy_into(out, zeros({}, TensorOptions(out.dtype()).device(out.device())));
+    return;
+  }
+  if (a.dtype() == kFloat32 || a.dtype() == kFloat64) {
+    BlasOperand x = blas_operand(a), y = blas_operand(b);
+    if (a.dtype() == kFloat32)
+      cblas_sgemm(CblasRowMajor, x.trans, y.trans, n, p, k, 1.0f, static_cast<const float*>(x.t.raw_data()), x.ld,
+                  static_cast<const float*>(y.t.raw_data()), y.ld, 0.0f, static_cast<float*>(out.raw_data()), p);
+    else
+      cblas_dgemm(CblasRowMajor, x.trans, y.trans, n, p, k, 1.0, static_cast<const double*>(x.t.raw_data()), x.ld,
+                  static_cast<const double*>(y.t.raw_data()), y.ld, 0.0, static_cast<double*>(out.raw_data()), p);
+    return;
+  }
+  // Integer matmul: no BLAS for it; a plain triple loop over strides.
+  dispatch(a.dtype(), [&](auto tag) {
+    using T = decltype(tag);
+    const T* ap = static_cast<const T*>(a.raw_data());
+    const T* bp = static_cast<const T*>(b.raw_data());
+    T* op = static_cast<T*>(out.raw_data());
+    for (int i = 0; i < n; ++i)
+      for (int j = 0; j < p; ++j) {
+        T acc{};
+        for (int q = 0; q < k; ++q) acc = static_cast<T>(acc + ap[i * a.stride(0) + q * a.stride(1)] * bp[q * b.stride(0) + j * b.stride(1)]);
+        op[i * p + j] = acc;
+      }
+  });
+}
+
+void check_matmul_types(const Tensor& a, const Tensor& b, const char* op) {
+  check_same_device(a, b, op);
+  if (a.dtype() != b.dtype())
+    throw TypeError("expected m1 and m2 to have the same dtype, but got: " + std::string(type_name(a.dtype())) +
+                    " != " + std::string(type_name(b.dtype())));
+  if (a.dtype() == kBool) throw TypeError(std::string(op) + " is not implemented for bool tensors");
+}
+
+}  // namespace
+
+Tensor Tensor::mm(const Tensor& o) const {
+  check_matmul_types(*this, o, "mm");
+  if (dim() != 2) throw ShapeError("self must be a matrix");
+  if (o.dim() != 2) throw ShapeError("mat2 must be a matrix");
+  if (size(1) != o.size(0))
+    throw ShapeError("mat1 and mat2 shapes cannot be multiplied (" + std::to_string(size(0)) + "x" +
+                     std::to_string(size(1)) + " and " + std::to_string(o.size(0)) + "x" + std::to_string(o.size(1)) + ")");
+  Tensor out = make_tensor({size(0), o.size(1)}, dtype(), device());
+  gemm_into(out, *this, o);
+  autograd::record(out, "MmBackward0", {*this, o},
+                   [a = SavedTensor(*this), b = SavedTensor(o)](const Tensor& g, const Node& n) {
+                     return Grads{g.mm(b.unpack(n).t()), a.unpack(n).t().mm(g)};
+                   });
+  return out;
+}
+
+Tensor Tensor::bmm(const Tensor& o) const {
+  check_matmul_types(*this, o, "bmm");
+  if (dim() != 3) throw ShapeError("batch1 must be a 3D tensor");
+  if (o.dim() != 3) throw ShapeError("batch2 must be a 3D tensor");
+  if (size(0) != o.size(0) || size(2) != o.size(1))
+    throw ShapeError("Expected size for first two dimensions of batch2 tensor to be: [" + std::to_string(size(0)) +
+                     ", " + std::to_string(size(2)) + "] but got: [" + std::to_string(o.size(0)) + ", " +
+                     std::to_string(o.size(1)) + "].");
+  Tensor out = make_tensor({size(0), size(1), o.size(2)}, dtype(), device());
+  for (std::int64_t i = 0; i < size(0); ++i) {
+    Tensor oi = as_strided_alias(out, {size(1), o.size(2)}, {out.stride(1), 1}, i * out.stride(0));
+    Tensor ai = as_strided_alias(*this, {size(1), size(2)}, {stride(1), stride(2)}, storage_offset() + i * stride(0));
+    Tensor bi = as_strided_alias(o, {o.size(1), o.size(2)}, {o.stride(1), o.stride(2)}, o.storage_offset() + i * o.stride(0));
+    gemm_into(oi, ai, bi);
+  }
+  autograd::record(out, "BmmBackward0", {*this, o},
+                   [a = SavedTensor(*this), b = SavedTensor(o)](const Tensor& g, const Node& n) {
+                     return Grads{g.bmm(b.unpack(n).transpose(1, 2)), a.unpack(n).transpose(1, 2).bmm(g)};
+                   });
+  return out;
+}
+
+// PyTorch's matmul: dot, mv, vm, mm, and broadcast batched forms, built from mm/bmm and
+// views so autograd follows without code of its own.
+Tensor Tensor::matmul(const Tensor& o) const {
+  check_matmul_types(*this, o, "matmul");
+  std::int64_t da = dim(), db = o.dim();
+  if (da == 0 || db == 0)
+    throw ShapeError("both arguments to matmul need to be at least 1D, but they are " + std::to_string(da) + "D and " +
+                     std::to_string(db) + "D");
+  if (da == 1 && db == 1) {
+    if (size(0) != o.size(0))
+      throw ShapeError("inconsistent tensor size, expected tensor [" + std::to_string(size(0)) +
+                       "] and src [" + std::to_string(o.size(0)) + "] to have the same number of elements, but got " +
+                       std::to_string(size(0)) + " and " + std::to_string(o.size(0)) + " elements respectively");
+    return unsqueeze(0).mm(o.unsqueeze(1)).reshape({});
+  }
+  if (da == 2 && db == 1) {
+    if (size(1) != o.size(0))
+      throw ShapeError("size mismatch, got input (" + std::to_string(size(0)) + "x" + std::to_string(size(1)) +
+                       "), vec (" + std::to_string(o.size(0)) + ")");
+    return mm(o.unsqueeze(1)).squeeze(1);
+  }
+  if (da == 1 && db == 2) {
+    if (size(0) != o.size(0))
+      throw ShapeError("mat1 and mat2 shapes cannot be multiplied (1x" + std::to_string(size(0)) + " and " +
+                       std::to_string(o.size(0)) + "x" + std::to_string(o.size(1)) + ")");
+    return unsqueeze(0).mm(o).squeeze(0);
+  }
+  if (da == 2 && db == 2) return mm(o);
+  // Batched: broadcast the batch dims, fold them into one, bmm, unfold.
+  Tensor a = da == 1 ? unsqueeze(0) : *this;
+  Tensor b = db == 1 ? o.unsqueeze(1) : o;
+  std::int64_t n = a.size(-2), k = a.size(-1), k2 = b.size(-2), p = b.size(-1);
+  if (k != k2)
+    throw ShapeError("mat1 and mat2 shapes cannot be multiplied (" + std::to_string(n) + "x" + std::to_string(k) +
+                     " and " + std::to_string(k2) + "x" + std::to_string(p) + ")");
+  Shape ba(a.sizes().begin(), a.sizes().end() - 2), bb(b.sizes().begin(), b.sizes().end() - 2);
+  Shape batch = broadcast_shapes(ba, bb);
+  std::int64_t nb = numel_of(batch);
+  Shape ea = batch, eb = batch;
+  ea.insert(ea.end(), {n, k});
+  eb.insert(eb.end(), {k, p});
+  Tensor out = a.expand(ea).reshape({nb, n, k}).bmm(b.expand(eb).reshape({nb, k, p}));
+  Shape result = batch;
+  if (da > 1) result.push_back(n);
+  if (db > 1) result.push_back(p);
+  return out.reshape(result);
+}
+
+Tensor matmul(const Tensor& a, const Tensor& b) { return a.matmul(b); }
+Tensor mm(const Tensor& a, const Tensor& b) { return a.mm(b); }
+Tensor bmm(const Tensor& a, const Tensor& b) { return a.bmm(b); }
+
+}  // namespace memlens

@@ -1,0 +1,153 @@
+#include "memlens/runtime/memory_source.hpp"
+
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <cctype>
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <limits>
+#include <string>
+
+#include "memlens/runtime/errors.hpp"
+
+namespace memlens {
+
+// ---- HostSource
+
+void* HostSource::acquire(std::size_t bytes) {
+  std::size_t rounded = (bytes + 63) / 64 * 64;
+  void* p = std::aligned_alloc(64, rounded == 0 ? 64 : rounded);
+  if (p) {
+    std::lock_guard lock(mu_);
+    used_ += bytes;
+  }
+  return p;
+}
+
+void HostSource::release(void* ptr, std::size_t bytes) {
+  std::free(ptr);
+  std::lock_guard lock(mu_);
+  used_ -= bytes;
+}
+
+std::size_t HostSource::capacity() const {
+  long pages = sysconf(_SC_PHYS_PAGES);
+  long page = sysconf(_SC_PAGESIZE);
+  return pages > 0 && page > 0 ? static_cast<std::size_t>(pages) * static_cast<std::size_t>(page)
+                               : std::numeric_limits<std::size_t>::max();
+}
+
+std::size_t HostSource::used() const {
+  std::lock_guard lock(mu_);
+  return used_;
+}
+
+// ---- SimSource
+
+SimSource::SimSource(std::size_t capacity) : capacity_(capacity / kAlignment * kAlignment) {
+  if (capacity_ == 0) throw DeviceError("sim: capacity must be at least 512 bytes");
+  // Reserve the whole range now; pages become real only when written.
+  void* p = mmap(nullptr, capacity_, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+  if (p == MAP_FAILED)
+    throw DeviceError("sim: cannot reserve " + std::to_string(capacity_) +
+                      " bytes of address space: " + std::strerror(errno));
+  base_ = static_cast<char*>(p);
+  free_.emplace(0, capacity_);
+}
+
+SimSource::~SimSource() { munmap(base_, capacity_); }
+
+void* SimSource::acquire(std::size_t bytes) {
+  std::size_t need = (bytes + kAlignment - 1) / kAlignment * kAlignment;
+  if (need == 0) need = kAlignment;
+  std::lock_guard lock(mu_);
+  for (auto it = free_.begin(); it != free_.end(); ++it) {
+    if (it->second < need) continue;
+    std::size_t offset = it->first;
+    std::size_t rest = it->second - need;
+    free_.erase(it);
+    if (rest) free_.emplace(offset + need, rest);
+    used_ += need;
+    return base_ + offset;
+  }
+  return nullptr;
+}
+
+void SimSource::release(void* ptr, std::size_t bytes) {
+  std::size_t len = (bytes + kAlignment - 1) / kAlignment * kAlignment;
+  if (len == 0) len = kAlignment;
+  std::size_t offset = static_cast<std::size_t>(static_cast<char*>(ptr) - base_);
+  // Give whole pages back so a freed segment stops costing host memory.
+  std::size_t page = static_cast<std::size_t>(sysconf(_SC_PAGESIZE));
+  std::size_t first = (offset + page - 1) / page * page;
+  std::size_t last = (offset + len) / page * page;
+  if (last > first) madvise(base_ + first, last - first, MADV_DONTNEED);
+
+  std::lock_guard lock(mu_);
+  used_ -= len;
+  auto [it, inserted] = free_.emplace(offset, len);
+  (void)inserted;
+  if (auto next = std::next(it); next != free_.end() && it->first + it->second == next->first) {
+    it->second += next->second;
+    free_.erase(next);
+  }
+  if (it != free_.begin()) {
+    auto prev = std::prev(it);
+    if (prev->first + prev->second == it->first) {
+      prev->second += it->second;
+      free_.erase(it);
+    }
+  }
+}
+
+std::size_t SimSource::used() const {
+  std::lock_guard lock(mu_);
+  return used_;
+}
+
+std::size_t SimSource::largest_free() const {
+  std::lock_guard lock(mu_);
+  std::size_t best = 0;
+  for (auto& [off, len] : free_) best = std::max(best, len);
+  return best;
+}
+
+// ---- configuration
+
+std::size_t parse_byte_size(const std::string& text) {
+  std::size_t i = 0;
+  while (i < text.size() && std::isdigit(static_cast<unsigned char>(text[i]))) ++i;
+  if (i == 0) throw DeviceError("invalid byte size '" + text + "' (expected e.g. 16GiB, 512MiB or 1048576)");
+  std::size_t number = 0;
+  try {
+    number = std::stoull(text.substr(0, i));
+  } catch (const std::exception&) {
+    throw DeviceError("invalid byte size '" + text + "' (number too large)");
+  }
+  std::string unit = text.substr(i);
+  for (auto& c : unit) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  std::size_t mult = 1;
+  if (unit.empty() || unit == "b") mult = 1;
+  else if (unit == "k" || unit == "kb" || unit == "kib") mult = std::size_t{1} << 10;
+  else if (unit == "m" || unit == "mb" || unit == "mib") mult = std::size_t{1} << 20;
+  else if (unit == "g" || unit == "gb" || unit == "gib") mult = std::size_t{1} << 30;
+  else if (unit == "t" || unit == "tb" || unit == "tib") mult = std::size_t{1} << 40;
+  else throw DeviceError("invalid byte size '" + text + "' (unknown unit '" + unit + "')");
+  if (number > std::numeric_limits<std::size_t>::max() / mult)
+    throw DeviceError("invalid byte size '" + text + "' (too large)");
+  return number * mult;
+}
+
+std::size_t sim_capacity_from_env() {
+  const char* env = std::getenv("MEMLENS_SIM_MEMORY");
+  if (!env || !*env) return std::size_t{16} << 30;
+  try {
+    return parse_byte_size(env);
+  } catch (const DeviceError& e) {
+    throw DeviceError(std::string("MEMLENS_SIM_MEMORY: ") + e.what());
+  }
+}
+
+}  // namespace memlens

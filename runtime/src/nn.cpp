@@ -1,0 +1,111 @@
+#include "memlens/runtime/nn.hpp"
+
+#include <cmath>
+
+#include "memlens/runtime/autograd.hpp"
+
+namespace memlens::nn {
+
+std::vector<Tensor> Module::parameters() const {
+  std::vector<Tensor> out;
+  for (auto& [name, p] : named_parameters()) out.push_back(p);
+  return out;
+}
+
+std::vector<std::pair<std::string, Tensor>> Module::named_parameters() const {
+  std::vector<std::pair<std::string, Tensor>> out = params_;
+  for (auto& [prefix, child] : children_)
+    for (auto& [name, p] : child->named_parameters()) out.emplace_back(prefix + "." + name, p);
+  return out;
+}
+
+void Module::zero_grad() {
+  for (auto& p : parameters()) p.set_grad(Tensor());
+}
+
+void Module::to(const Device& d) {
+  NoGradGuard guard;
+  for (auto& [name, p] : params_) {
+    Tensor moved = p.to(d);
+    if (moved.is_same(p)) continue;
+    // Swap the storage under the same TensorImpl (PyTorch's `param.data = ...`), so every
+    // handle to the parameter, e.g. Linear::weight, sees the moved data.
+    TensorImpl* impl = p.unsafe_impl();
+    impl->storage = moved.storage();
+    impl->strides = moved.strides();
+    impl->offset = moved.storage_offset();
+    impl->grad = nullptr;
+  }
+  for (auto& [name, child] : children_) child->to(d);
+}
+
+Tensor& Module::register_parameter(std::string name, Tensor t) {
+  t.requires_grad_(true);
+  params_.emplace_back(std::move(name), std::move(t));
+  return params_.back().second;
+}
+
+void Module::register_module(std::string name, std::shared_ptr<Module> m) {
+  children_.emplace_back(std::move(name), std::move(m));
+}
+
+Linear::Linear(std::int64_t in, std::int64_t out, bool with_bias) {
+  double bound = 1.0 / std::sqrt(static_cast<double>(in));
+  {
+    NoGradGuard guard;
+    weight = rand({out, in}) * (2 * bound) - bound;
+    if (with_bias) bias = rand({out}) * (2 * bound) - bound;
+  }
+  register_parameter("weight", weight);
+  if (with_bias) register_parameter("bias", bias);
+}
+
+Tensor Linear::forward(const Tensor& x) {
+  Tensor y = x.matmul(weight.t());
+  return bias.defined() ? y + bias : y;
+}
+
+Sequential::Sequential(std::initializer_list<std::shared_ptr<Module>> modules) {
+  for (auto& m : modules) push_back(m);
+}
+
+Sequential& Sequential::push_back(std::shared_ptr<Module> m) {
+  register_module(std::to_string(layers_.size()), m);
+  layers_.push_back(std::move(m));
+  return *this;
+}
+
+Tensor Sequential::forward(const Tensor& x) {
+  Tensor h = x;
+  for (auto& m : layers_) h = m->forward(h);
+  return h;
+}
+
+Tensor MSELoss::operator()(const Tensor& input, const Tensor& target) const {
+  if (input.sizes() != target.sizes())
+    throw ShapeError("MSELoss: input size " + shape_str(input.sizes()) + " and target size " +
+                     shape_str(target.sizes()) + " differ; broadcasting them would compare every pair");
+  return (input - target).pow(2).mean();
+}
+
+Tensor CrossEntropyLoss::operator()(const Tensor& logits, const Tensor& target) const {
+  if (logits.dim() != 2) throw ShapeError("CrossEntropyLoss: expected logits of shape (N, C), got " + shape_str(logits.sizes()));
+  if (target.dtype() != kInt64)
+    throw TypeError("CrossEntropyLoss: expected target of dtype int64 (class indices), got " +
+                    std::string(type_name(target.dtype())));
+  if (target.dim() != 1 || target.size(0) != logits.size(0))
+    throw ShapeError("CrossEntropyLoss: expected target of shape [" + std::to_string(logits.size(0)) + "], got " +
+                     shape_str(target.sizes()));
+  std::int64_t classes = logits.size(1);
+  if (target.numel() > 0) {
+    std::int64_t lo = target.min().item<std::int64_t>(), hi = target.max().item<std::int64_t>();
+    if (lo < 0 || hi >= classes)
+      throw IndexError("CrossEntropyLoss: Target " + std::to_string(lo < 0 ? lo : hi) + " is out of bounds (" +
+                       std::to_string(classes) + " classes).");
+  }
+  Tensor logp = log_softmax(logits, 1);
+  Tensor onehot = arange(classes, TensorOptions(kInt64).device(logits.device())).unsqueeze(0).eq(target.unsqueeze(1));
+  return -(logp * onehot.to(logp.dtype())).sum() / static_cast<double>(logits.size(0));
+}
+
+}  // namespace memlens::nn

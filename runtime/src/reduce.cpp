@@ -1,0 +1,210 @@
+// Reductions: sum and mean over any dims (accumulated in double), max/min/argmax/argmin
+// over one dim or all.
+#include <cmath>
+#include <limits>
+
+#include "tensor_internal.hpp"
+
+namespace memlens {
+
+using namespace detail;
+using autograd::Node;
+using autograd::SavedTensor;
+using Grads = std::vector<Tensor>;
+
+namespace {
+
+std::vector<bool> reduced_mask(const Tensor& t, const Shape& dims) {
+  std::vector<bool> mask(static_cast<std::size_t>(t.dim()), dims.empty());
+  for (auto d : dims) {
+    auto w = static_cast<std::size_t>(wrap_dim(d, t.dim()));
+    if (t.dim() == 0) continue;
+    if (mask[w]) throw ShapeError("dim " + std::to_string(w) + " appears multiple times in the list of dims");
+    mask[w] = true;
+  }
+  return mask;
+}
+
+Shape reduced_shape(const Tensor& t, const std::vector<bool>& mask, bool keepdim) {
+  Shape s;
+  for (std::size_t i = 0; i < mask.size(); ++i) {
+    if (!mask[i]) s.push_back(t.sizes()[i]);
+    else if (keepdim) s.push_back(1);
+  }
+  return s;
+}
+
+// The keepdim-shaped view of a reduction result with stride 0 on reduced dims, so the
+// input can be walked with the output as a second operand.
+Tensor accumulator_view(const Tensor& acc_keepdim, const Tensor& input, const std::vector<bool>& mask) {
+  Shape st = acc_keepdim.strides();
+  for (std::size_t i = 0; i < mask.size(); ++i)
+    if (mask[i]) st[i] = 0;
+  return as_strided_alias(acc_keepdim, input.sizes(), st, acc_keepdim.storage_offset());
+}
+
+Tensor sum_impl(const Tensor& t, const std::vector<bool>& mask, bool keepdim, ScalarType out_type) {
+  Shape keep = reduced_shape(t, mask, true);
+  Tensor acc = zeros(keep, TensorOptions(is_floating_point(out_type) ? kFloat64 : kInt64).device(t.device()));
+  Tensor accv = accumulator_view(acc, t, mask);
+  dispatch(t.dtype(), [&](auto tag) {
+    using T = decltype(tag);
+    dispatch(acc.dtype(), [&](auto atag) {
+      using A = decltype(atag);
+      for_each_strided<2>(t.sizes(), {data_bytes(accv), data_bytes(t)}, {&accv.strides(), &t.strides()},
+                          {static_cast<std::int64_t>(sizeof(A)), static_cast<std::int64_t>(sizeof(T))},
+                          [](std::array<char*, 2> p, std::array<std::int64_t, 2> s, std::int64_t n) {
+                            if (s[0] == 0) {  // reducing along the run: keep the sum in a register
+                              A sum = *reinterpret_cast<A*>(p[0]);
+                              for (std::int64_t i = 0; i < n; ++i) sum += static_cast<A>(*reinterpret_cast<const T*>(p[1] + i * s[1]));
+                              *reinterpret_cast<A*>(p[0]) = sum;
+                            } else {
+                              for (std::int64_t i = 0; i < n; ++i)
+                                *reinterpret_cast<A*>(p[0] + i * s[0]) += static_cast<A>(*reinterpret_cast<const T*>(p[1] + i * s[1]));
+                            }
+                          });
+    });
+  });
+  Tensor out = cast(acc, out_type);
+  Shape final_shape = reduced_shape(t, mask, keepdim);
+  return as_strided_alias(out, final_shape, contiguous_strides(final_shape), 0);
+}
+
+// Gradient of a reduction: grad broadcast back over the reduced dims.
+Tensor expand_reduced(const Tensor& g, const Shape& in, const std::vector<bool>& mask, bool keepdim) {
+  Tensor gk = g;
+  if (!keepdim)
+    for (std::size_t i = 0; i < mask.size(); ++i)
+      if (mask[i]) gk = gk.unsqueeze(static_cast<std::int64_t>(i));
+  return gk.expand(in);
+}
+
+// Along one dim: the extreme value and its first index.
+std::tuple<Tensor, Tensor> extreme(const Tensor& t, std::optional<std::int64_t> dim_opt, bool keepdim, bool want_max,
+                                   const char* name) {
+  if (t.numel() == 0)
+    throw IndexError(std::string(name) + "(): Expected reduction dim to be specified for input.numel() == 0.");
+  Tensor src = dim_opt ? t : t.reshape({-1});
+  std::int64_t d = dim_opt ? wrap_dim(*dim_opt, t.dim()) : 0;
+  if (src.dim() == 0) src = src.reshape({1});
+  std::vector<bool> mask(static_cast<std::size_t>(src.dim()), false);
+  mask[static_cast<std::size_t>(d)] = true;
+  Shape keep = reduced_shape(src, mask, true);
+  Tensor values = make_tensor(keep, t.dtype(), t.device());
+  Tensor indices = make_tensor(keep, kInt64, t.device());
+  // Walk the outer shape (reduced dim of size 1), scanning the reduced dim per element.
+  Tensor outer = as_strided_alias(src, keep, src.strides(), src.storage_offset());
+  std::int64_t len = src.size(d), step = src.stride(d);
+  dispatch(t.dtype(), [&](auto tag) {
+    using T = decltype(tag);
+    for_each_strided<3>(keep, {data_bytes(values), data_bytes(indices), data_bytes(outer)},
+                        {&values.strides(), &indices.strides(), &outer.strides()},
+                        {static_cast<std::int64_t>(sizeof(T)), 8, static_cast<std::int64_t>(sizeof(T))},
+                        [&](std::array<char*, 3> p, std::array<std::int64_t, 3> s, std::int64_t n) {
+                          for (std::int64_t i = 0; i < n; ++i) {
+                            const T* x = reinterpret_cast<const T*>(p[2] + i * s[2]);
+                            T best = x[0];
+                            std::int64_t at = 0;
+                            for (std::int64_t k = 1; k < len; ++k) {
+                              T v = x[k * step];
+                              bool nan_v = std::isnan(static_cast<double>(v)), nan_b = std::isnan(static_cast<double>(best));
+                              if (nan_b) break;
+                              if (nan_v || (want_max ? v > best : v < best)) {
+                                best = v;
+                                at = k;
+                              }
+                            }
+                            *reinterpret_cast<T*>(p[0] + i * s[0]) = best;
+                            *reinterpret_cast<std::int64_t*>(p[1] + i * s[1]) = at;
+                          }
+                        });
+  });
+  Shape final_shape = dim_opt ? reduced_shape(src, mask, keepdim) : Shape{};
+  values = as_strided_alias(values, final_shape, contiguous_strides(final_shape), 0);
+  indices = as_strided_alias(indices, final_shape, contiguous_strides(final_shape), 0);
+  return {values, indices};
+}
+
+// Gradient of max/min: shared evenly among the positions holding the extreme value.
+void record_extreme(Tensor& values, const Tensor& input, std::optional<std::int64_t> dim, bool keepdim, const char* name) {
+  autograd::record(values, name, {input},
+                   [in = SavedTensor(input), v = SavedTensor(values, true), dim, keepdim](const Tensor& g, const Node& n) {
+                     Tensor x = in.unpack(n), val = v.unpack(n), gk = g;
+                     if (dim && !keepdim) {
+                       val = val.unsqueeze(*dim);
+                       gk = gk.unsqueeze(*dim);
+                     }
+                     Tensor hit = x.eq(val).to(g.dtype());
+                     Tensor count = dim ? hit.sum({*dim}, true) : hit.sum();
+                     return Grads{gk * hit / count};
+                   });
+}
+
+}  // namespace
+
+Tensor Tensor::sum() const { return sum({}, false); }
+
+Tensor Tensor::sum(Shape dims, bool keepdim) const {
+  auto mask = reduced_mask(*this, dims);
+  ScalarType out_type = is_floating_point() ? dtype() : kInt64;
+  Tensor out = sum_impl(*this, mask, keepdim, out_type);
+  autograd::record(out, "SumBackward1", {*this}, [in = sizes(), mask, keepdim](const Tensor& g, const Node&) {
+    return Grads{expand_reduced(g, in, mask, keepdim)};
+  });
+  return out;
+}
+
+Tensor Tensor::mean() const { return mean({}, false); }
+
+Tensor Tensor::mean(Shape dims, bool keepdim) const {
+  if (!is_floating_point())
+    throw TypeError("mean(): could not infer output dtype. Input dtype must be either a floating point or complex "
+                    "dtype. Got: " + std::string(type_name(dtype())));
+  auto mask = reduced_mask(*this, dims);
+  std::int64_t count = 1;
+  for (std::size_t i = 0; i < mask.size(); ++i)
+    if (mask[i]) count *= sizes()[i];
+  Tensor s = sum_impl(*this, mask, keepdim, kFloat64);
+  Tensor out = cast(s.div(static_cast<double>(count)), dtype());
+  autograd::record(out, "MeanBackward1", {*this}, [in = sizes(), mask, keepdim, count](const Tensor& g, const Node&) {
+    return Grads{expand_reduced(g, in, mask, keepdim) / static_cast<double>(count)};
+  });
+  return out;
+}
+
+Tensor Tensor::max() const {
+  auto [v, i] = extreme(*this, std::nullopt, false, true, "max");
+  record_extreme(v, *this, std::nullopt, false, "MaxBackward1");
+  return v;
+}
+Tensor Tensor::min() const {
+  auto [v, i] = extreme(*this, std::nullopt, false, false, "min");
+  record_extreme(v, *this, std::nullopt, false, "MinBackward1");
+  return v;
+}
+std::tuple<Tensor, Tensor> Tensor::max(std::int64_t d, bool keepdim) const {
+  d = wrap_dim(d, dim());
+  auto [v, i] = extreme(*this, d, keepdim, true, "max");
+  record_extreme(v, *this, d, keepdim, "MaxBackward0");
+  return {v, i};
+}
+std::tuple<Tensor, Tensor> Tensor::min(std::int64_t d, bool keepdim) const {
+  d = wrap_dim(d, dim());
+  auto [v, i] = extreme(*this, d, keepdim, false, "min");
+  record_extreme(v, *this, d, keepdim, "MinBackward0");
+  return {v, i};
+}
+Tensor Tensor::argmax() const { return std::get<1>(extreme(*this, std::nullopt, false, true, "argmax")); }
+Tensor Tensor::argmin() const { return std::get<1>(extreme(*this, std::nullopt, false, false, "argmin")); }
+Tensor Tensor::argmax(std::int64_t d, bool keepdim) const { return std::get<1>(extreme(*this, d, keepdim, true, "argmax")); }
+Tensor Tensor::argmin(std::int64_t d, bool keepdim) const { return std::get<1>(extreme(*this, d, keepdim, false, "argmin")); }
+
+Tensor log_softmax(const Tensor& x, std::int64_t dim) {
+  Tensor m = std::get<0>(x.max(dim, true)).detach();
+  Tensor shifted = x - m;
+  return shifted - shifted.exp().sum({dim}, true).log();
+}
+
+Tensor softmax(const Tensor& x, std::int64_t dim) { return log_softmax(x, dim).exp(); }
+
+}  // namespace memlens

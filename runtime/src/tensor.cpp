@@ -1,0 +1,266 @@
+// Tensor metadata, construction helpers, copies between layouts, dtypes and devices.
+#include "memlens/runtime/tensor.hpp"
+
+#include <atomic>
+#include <cstring>
+#include <sstream>
+
+#include "tensor_internal.hpp"
+
+namespace memlens {
+
+namespace detail {
+
+namespace {
+std::atomic<std::uint64_t> next_tensor_id{1};
+}
+
+Shape contiguous_strides(const Shape& sizes) {
+  Shape s(sizes.size(), 1);
+  for (std::size_t i = sizes.size(); i-- > 1;) s[i - 1] = s[i] * std::max<std::int64_t>(sizes[i], 1);
+  return s;
+}
+
+std::int64_t numel_of(const Shape& sizes) {
+  std::int64_t n = 1;
+  for (auto s : sizes) n *= s;
+  return n;
+}
+
+Tensor make_tensor(const Shape& sizes, ScalarType dtype, const Device& resolved) {
+  for (auto s : sizes)
+    if (s < 0) throw ShapeError("Trying to create tensor with negative dimension " + std::to_string(s) + ": " +
+                                shape_str(sizes));
+  auto impl = std::make_shared<TensorImpl>();
+  impl->storage = std::make_shared<StorageImpl>(static_cast<std::size_t>(numel_of(sizes)) * element_size(dtype),
+                                                resolved);
+  impl->sizes = sizes;
+  impl->strides = contiguous_strides(sizes);
+  impl->dtype = dtype;
+  impl->id = next_tensor_id.fetch_add(1, std::memory_order_relaxed);
+  return Tensor(std::move(impl));
+}
+
+Tensor as_strided_alias(const Tensor& t, Shape sizes, Shape strides, std::int64_t offset) {
+  auto impl = std::make_shared<TensorImpl>();
+  impl->storage = t.storage();
+  impl->sizes = std::move(sizes);
+  impl->strides = std::move(strides);
+  impl->offset = offset;
+  impl->dtype = t.dtype();
+  impl->id = next_tensor_id.fetch_add(1, std::memory_order_relaxed);
+  return Tensor(std::move(impl));
+}
+
+Tensor make_view(const Tensor& base, Shape sizes, Shape strides, std::int64_t offset) {
+  Tensor v = as_strided_alias(base, std::move(sizes), std::move(strides), offset);
+  const auto& root = base.unsafe_impl()->view_base;
+  v.unsafe_impl()->view_base = root ? root : base.impl_ptr();
+  return v;
+}
+
+std::int64_t wrap_dim(std::int64_t dim, std::int64_t ndim) {
+  std::int64_t n = std::max<std::int64_t>(ndim, 1);
+  if (dim < -n || dim >= n)
+    throw IndexError("Dimension out of range (expected to be in range of [" + std::to_string(-n) + ", " +
+                     std::to_string(n - 1) + "], but got " + std::to_string(dim) + ")");
+  return dim < 0 ? dim + n : dim;
+}
+
+void check_defined(const Tensor& t, const char* op) {
+  if (!t.defined()) throw Error(std::string(op) + ": expected a defined tensor but got an undefined one");
+}
+
+void check_same_device(const Tensor& a, const Tensor& b, const char* op) {
+  check_defined(a, op);
+  check_defined(b, op);
+  if (a.device() != b.device())
+    throw DeviceError("Expected all tensors to be on the same device, but found at least two devices, " +
+                      a.device().str() + " and " + b.device().str() + "! (when checking arguments for " + op + ")");
+}
+
+ScalarType result_type(const Tensor& a, const Tensor& b) {
+  // A 0-dim tensor only changes the result's category (bool < integral < floating).
+  auto category = [](ScalarType t) { return t == kBool ? 0 : is_floating_point(t) ? 2 : 1; };
+  if (a.dim() == 0 && b.dim() != 0 && category(a.dtype()) <= category(b.dtype())) return b.dtype();
+  if (b.dim() == 0 && a.dim() != 0 && category(b.dtype()) <= category(a.dtype())) return a.dtype();
+  return promote_types(a.dtype(), b.dtype());
+}
+
+ScalarType result_type(const Tensor& a, const Scalar& s) {
+  if (s.is_floating_point() && !is_floating_point(a.dtype())) return kFloat32;
+  if (a.dtype() == kBool && s.kind() == kInt64) return kInt64;
+  return a.dtype();
+}
+
+void copy_into(const Tensor& dst, const Tensor& src) {
+  Shape target = broadcast_shapes(dst.sizes(), src.sizes());
+  if (target != dst.sizes())
+    throw ShapeError("output with shape " + shape_str(dst.sizes()) + " doesn't match the broadcast shape " +
+                     shape_str(target));
+  Tensor s = expand_alias(src, dst.sizes());
+  if (s.dtype() == dst.dtype() && s.is_contiguous() && dst.is_contiguous()) {
+    std::memcpy(dst.raw_data(), s.raw_data(), dst.nbytes());
+    return;
+  }
+  dispatch(dst.dtype(), [&](auto out_tag) {
+    using R = decltype(out_tag);
+    dispatch(s.dtype(), [&](auto in_tag) {
+      using T = decltype(in_tag);
+      map_unary<T, R>(dst, s, [](T v) { return static_cast<R>(v); });
+    });
+  });
+}
+
+double read_double(const Tensor& t, const Shape& index) {
+  std::int64_t off = t.storage_offset();
+  for (std::size_t d = 0; d < index.size(); ++d) off += index[d] * t.strides()[d];
+  const char* base = static_cast<const char*>(t.storage()->data()) + off * static_cast<std::int64_t>(t.element_size());
+  return dispatch(t.dtype(), [&](auto tag) {
+    using T = decltype(tag);
+    T v;
+    std::memcpy(&v, base, sizeof(T));
+    return static_cast<double>(v);
+  });
+}
+
+std::string sizes_str(const Tensor& t) { return shape_str(t.sizes()); }
+
+}  // namespace detail
+
+using namespace detail;
+
+std::string shape_str(const Shape& s) {
+  std::string out = "[";
+  for (std::size_t i = 0; i < s.size(); ++i) out += (i ? ", " : "") + std::to_string(s[i]);
+  return out + "]";
+}
+
+TensorImpl& Tensor::impl() const {
+  if (!impl_) throw Error("cannot use an undefined tensor");
+  return *impl_;
+}
+
+const Shape& Tensor::sizes() const { return impl().sizes; }
+const Shape& Tensor::strides() const { return impl().strides; }
+std::int64_t Tensor::size(std::int64_t d) const { return sizes()[static_cast<std::size_t>(wrap_dim(d, dim()))]; }
+std::int64_t Tensor::stride(std::int64_t d) const { return strides()[static_cast<std::size_t>(wrap_dim(d, dim()))]; }
+std::int64_t Tensor::numel() const { return numel_of(sizes()); }
+std::int64_t Tensor::storage_offset() const { return impl().offset; }
+ScalarType Tensor::dtype() const { return impl().dtype; }
+std::size_t Tensor::element_size() const { return memlens::element_size(dtype()); }
+Device Tensor::device() const { return impl().storage->device(); }
+bool Tensor::is_floating_point() const { return memlens::is_floating_point(dtype()); }
+std::uint64_t Tensor::id() const { return impl().id; }
+const std::shared_ptr<StorageImpl>& Tensor::storage() const { return impl().storage; }
+bool Tensor::is_view() const { return impl().view_base != nullptr; }
+std::uint32_t Tensor::_version() const { return impl().storage->version(); }
+
+bool Tensor::is_contiguous() const {
+  std::int64_t expected = 1;
+  for (std::size_t i = sizes().size(); i-- > 0;) {
+    if (sizes()[i] == 1) continue;
+    if (strides()[i] != expected) return false;
+    expected *= sizes()[i];
+  }
+  return true;
+}
+
+void* Tensor::raw_data() const {
+  return static_cast<char*>(storage()->data()) + storage_offset() * static_cast<std::int64_t>(element_size());
+}
+
+template <class T>
+T* Tensor::data_ptr() const {
+  constexpr ScalarType want = std::is_same_v<T, float> ? kFloat32
+                              : std::is_same_v<T, double> ? kFloat64
+                              : std::is_same_v<T, bool> ? kBool : kInt64;
+  if (dtype() != want)
+    throw TypeError("expected scalar type " + std::string(type_name(want)) + " but found " +
+                    std::string(type_name(dtype())));
+  return static_cast<T*>(raw_data());
+}
+template float* Tensor::data_ptr<float>() const;
+template double* Tensor::data_ptr<double>() const;
+template std::int64_t* Tensor::data_ptr<std::int64_t>() const;
+template bool* Tensor::data_ptr<bool>() const;
+
+Scalar Tensor::item() const {
+  if (numel() != 1)
+    throw Error("a Tensor with " + std::to_string(numel()) + " elements cannot be converted to Scalar");
+  Shape zero(static_cast<std::size_t>(dim()), 0);
+  double v = read_double(*this, zero);
+  switch (dtype()) {
+    case kBool: return Scalar(v != 0);
+    case kInt64: return Scalar(static_cast<std::int64_t>(v));
+    default: return Scalar(v);
+  }
+}
+
+Tensor Tensor::to(const Device& d) const {
+  Device target = resolve(d);
+  if (target == device()) return *this;
+  Tensor out = make_tensor(sizes(), dtype(), target);
+  // sim and cpu both live in host memory: the transfer is a real copy of the bytes.
+  copy_into(out, *this);
+  autograd::record(out, "ToCopyBackward0", {*this}, [src = device()](const Tensor& g, const autograd::Node&) {
+    return std::vector<Tensor>{g.to(src)};
+  });
+  return out;
+}
+
+Tensor Tensor::to(ScalarType t) const {
+  if (t == dtype()) return *this;
+  Tensor out = make_tensor(sizes(), t, device());
+  copy_into(out, *this);
+  if (memlens::is_floating_point(t))
+    autograd::record(out, "ToCopyBackward0", {*this}, [src = dtype()](const Tensor& g, const autograd::Node&) {
+      return std::vector<Tensor>{g.to(src)};
+    });
+  return out;
+}
+
+Tensor Tensor::cpu() const { return to(kCPU); }
+Tensor Tensor::cuda() const { return to(Device(DeviceType::CUDA)); }
+
+Tensor Tensor::clone() const {
+  Tensor out = make_tensor(sizes(), dtype(), device());
+  copy_into(out, *this);
+  autograd::record(out, "CloneBackward0", {*this},
+                   [](const Tensor& g, const autograd::Node&) { return std::vector<Tensor>{g}; });
+  return out;
+}
+
+Tensor Tensor::contiguous() const {
+  if (is_contiguous()) return *this;
+  return clone();
+}
+
+Tensor& Tensor::operator=(const Tensor& src) && {
+  copy_(src);
+  return *this;
+}
+Tensor& Tensor::operator=(Tensor&& src) && {
+  copy_(src);
+  return *this;
+}
+Tensor& Tensor::operator=(Scalar v) && {
+  fill_(v);
+  return *this;
+}
+
+TensorIndex::TensorIndex(const Tensor& t) : v_(t.impl_ptr()) {}
+
+bool equal(const Tensor& a, const Tensor& b) {
+  if (a.sizes() != b.sizes()) return false;
+  return a.ne(b).sum().item<std::int64_t>() == 0;
+}
+
+bool allclose(const Tensor& a, const Tensor& b, double rtol, double atol) {
+  NoGradGuard guard;
+  Tensor x = a.to(kFloat64), y = b.to(kFloat64);
+  Tensor bad = (x - y).abs().gt(y.abs() * rtol + atol);
+  return bad.sum().item<std::int64_t>() == 0;
+}
+
+}  // namespace memlens

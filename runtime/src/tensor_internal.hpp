@@ -1,0 +1,136 @@
+#pragma once
+// Helpers shared by the runtime's op files; not part of the public API.
+#include <array>
+#include <cstdint>
+#include <string>
+
+#include "memlens/runtime/autograd.hpp"
+#include "memlens/runtime/tensor.hpp"
+
+namespace memlens::detail {
+
+Shape contiguous_strides(const Shape& sizes);
+std::int64_t numel_of(const Shape& sizes);
+// A fresh contiguous tensor on a resolved device.
+Tensor make_tensor(const Shape& sizes, ScalarType dtype, const Device& resolved);
+// A tensor sharing `base`'s storage with the given geometry, marked as a view of its root.
+Tensor make_view(const Tensor& base, Shape sizes, Shape strides, std::int64_t offset);
+// Same geometry trick without view bookkeeping: for kernels that read through
+// broadcast strides.
+Tensor as_strided_alias(const Tensor& t, Shape sizes, Shape strides, std::int64_t offset);
+// `t` seen with `shape` through stride-0 dims (NumPy broadcasting), without autograd.
+Tensor expand_alias(const Tensor& t, const Shape& shape);
+// `t` converted to dtype (a copy when it differs), without autograd.
+Tensor cast(const Tensor& t, ScalarType dtype);
+template <class T>
+T scalar_as(const Scalar& s) {
+  if constexpr (std::is_floating_point_v<T>) return static_cast<T>(s.to_double());
+  else return static_cast<T>(s.to_int());
+}
+// Wraps a possibly negative dim; throws IndexError naming the valid range.
+std::int64_t wrap_dim(std::int64_t dim, std::int64_t ndim);
+void check_same_device(const Tensor& a, const Tensor& b, const char* op);
+void check_defined(const Tensor& t, const char* op);
+// The dtype an op on a and b computes in (0-dim tensors do not widen the category).
+ScalarType result_type(const Tensor& a, const Tensor& b);
+ScalarType result_type(const Tensor& a, const Scalar& s);
+// Copies `src` into `dst` elementwise with dtype conversion; shapes must match after
+// broadcasting `src` to `dst`. No autograd, no version bump.
+void copy_into(const Tensor& dst, const Tensor& src);
+// Reads element `linear` (in row-major order of sizes) as double; for tests of small tensors.
+double read_double(const Tensor& t, const Shape& index);
+std::string sizes_str(const Tensor& t);
+
+// Calls f(T{}) with T the C++ type of `t`.
+template <class F>
+decltype(auto) dispatch(ScalarType t, F&& f) {
+  switch (t) {
+    case kBool: return f(bool{});
+    case kInt64: return f(std::int64_t{});
+    case kFloat32: return f(float{});
+    case kFloat64: break;
+  }
+  return f(double{});
+}
+
+// Visits every element of N operands that share `shape`, each with its own element
+// strides. Dims of size 1 are dropped and adjacent dims merged where every operand is
+// contiguous across them, so the inner loop is as long as possible.
+// `inner(ptrs, byte_strides, n)` processes one run of n elements.
+template <std::size_t N, class F>
+void for_each_strided(const Shape& shape, std::array<char*, N> base, std::array<const Shape*, N> strides,
+                      std::array<std::int64_t, N> elsize, F&& inner) {
+  std::int64_t total = numel_of(shape);
+  if (total == 0) return;
+  Shape dims;
+  std::vector<std::array<std::int64_t, N>> st;  // byte strides per kept dim, innermost last
+  for (std::size_t d = 0; d < shape.size(); ++d) {
+    if (shape[d] == 1) continue;
+    std::array<std::int64_t, N> s{};
+    for (std::size_t k = 0; k < N; ++k) s[k] = (*strides[k])[d] * elsize[k];
+    if (!dims.empty()) {
+      bool merge = true;
+      for (std::size_t k = 0; k < N; ++k) merge = merge && st.back()[k] == s[k] * shape[d];
+      if (merge) {
+        dims.back() *= shape[d];
+        st.back() = s;
+        continue;
+      }
+    }
+    dims.push_back(shape[d]);
+    st.push_back(s);
+  }
+  if (dims.empty()) {
+    std::array<std::int64_t, N> s{};
+    inner(base, s, 1);
+    return;
+  }
+  const std::size_t nd = dims.size();
+  const std::int64_t run = dims[nd - 1];
+  const auto run_strides = st[nd - 1];
+  Shape counter(nd, 0);
+  std::array<char*, N> p = base;
+  while (true) {
+    inner(p, run_strides, run);
+    // Advance the outer counter (all dims but the innermost).
+    std::size_t d = nd - 1;
+    while (true) {
+      if (d == 0) return;
+      --d;
+      ++counter[d];
+      for (std::size_t k = 0; k < N; ++k) p[k] += st[d][k];
+      if (counter[d] < dims[d]) break;
+      for (std::size_t k = 0; k < N; ++k) p[k] -= st[d][k] * dims[d];
+      counter[d] = 0;
+    }
+  }
+}
+
+inline char* data_bytes(const Tensor& t) { return static_cast<char*>(t.raw_data()); }
+
+// out[i] = f(a[i]) over a's shape, a and out of the same shape; T in, R out.
+template <class T, class R, class F>
+void map_unary(const Tensor& out, const Tensor& a, F&& f) {
+  for_each_strided<2>(out.sizes(), {data_bytes(out), data_bytes(a)}, {&out.strides(), &a.strides()},
+                      {static_cast<std::int64_t>(sizeof(R)), static_cast<std::int64_t>(sizeof(T))},
+                      [&](std::array<char*, 2> p, std::array<std::int64_t, 2> s, std::int64_t n) {
+                        for (std::int64_t i = 0; i < n; ++i)
+                          *reinterpret_cast<R*>(p[0] + i * s[0]) = f(*reinterpret_cast<const T*>(p[1] + i * s[1]));
+                      });
+}
+
+// out[i] = f(a[i], b[i]) with a, b already broadcast (stride 0) to out's shape.
+template <class T, class R, class F>
+void map_binary(const Tensor& out, const Tensor& a, const Tensor& b, F&& f) {
+  for_each_strided<3>(out.sizes(), {data_bytes(out), data_bytes(a), data_bytes(b)},
+                      {&out.strides(), &a.strides(), &b.strides()},
+                      {static_cast<std::int64_t>(sizeof(R)), static_cast<std::int64_t>(sizeof(T)),
+                       static_cast<std::int64_t>(sizeof(T))},
+                      [&](std::array<char*, 3> p, std::array<std::int64_t, 3> s, std::int64_t n) {
+                        for (std::int64_t i = 0; i < n; ++i)
+                          *reinterpret_cast<R*>(p[0] + i * s[0]) = f(*reinterpret_cast<const T*>(p[1] + i * s[1]),
+                                                                     *reinterpret_cast<const T*>(p[2] + i * s[2]));
+                      });
+}
+
+}  // namespace memlens::detail
