@@ -114,8 +114,8 @@ Tensor einsum(const std::string& equation, const std::vector<Tensor>& operands) 
     start = comma + 1;
   }
   if (inputs.size() != operands.size())
-    throw Error("einsum(): more operands were provided than specified in the equation" +
-                std::string(inputs.size() < operands.size() ? "" : " (fewer, in fact)") + ": " + equation);
+    throw Error(std::string("einsum(): ") + (inputs.size() < operands.size() ? "more" : "fewer") +
+                " operands were provided than specified in the equation: " + equation);
   std::map<char, int> counts;
   for (auto& in : inputs)
     for (char c : in) {

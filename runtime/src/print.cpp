@@ -96,8 +96,7 @@ void render(const Tensor& t, Shape& idx, std::size_t d, const Formatter& f, bool
         }
       }
       if (summarize && n > 2 * kEdgeItems && i == kEdgeItems) {
-        out += "...,";
-        out += ' ';
+        out += " ..., ";
         i = n - kEdgeItems;
       }
       idx[d] = i;

@@ -14,7 +14,7 @@ using Shape = std::vector<std::int64_t>;
 class TensorOptions {
  public:
   TensorOptions() = default;
-  TensorOptions(ScalarType t) : dtype_(t) {}
+  TensorOptions(ScalarType t) : dtype_(t), has_dtype_(true) {}
   TensorOptions(const Device& d) : device_(d) {}
   TensorOptions(DeviceType d) : device_(d) {}
   TensorOptions(const char* device) : device_(device) {}

@@ -1,0 +1,111 @@
+// Devices, memory sources, the allocator's statistics and the memory API.
+#include <catch2/catch.hpp>
+#include <memlens/runtime.hpp>
+#include <memlens/runtime/memory_source.hpp>
+
+using namespace memlens;
+
+TEST_CASE("device strings parse and print") {
+  CHECK(Device("cpu").is_cpu());
+  CHECK(Device("sim").str() == "sim:0");
+  CHECK(Device("cuda:1").index() == 1);
+  CHECK_THROWS_AS(Device("tpu"), DeviceError);
+  CHECK_THROWS_WITH(Device("tpu"), "Expected one of cpu, sim, cuda device type at start of device string: tpu");
+  CHECK_THROWS_WITH(Device("cuda:x"), "Invalid device string: 'cuda:x'");
+}
+
+TEST_CASE("cuda is served by sim when no CUDA backend is usable") {
+  CHECK_FALSE(cuda_unavailable_reason().empty());
+  CHECK(resolve(Device("cuda")) == Device("sim"));
+  Tensor x = ones({2}).cuda();
+  CHECK(x.device() == Device("sim"));
+  CHECK(zeros({1}, Device("cuda")).device() == Device("sim"));
+}
+
+TEST_CASE("moving between devices copies; same-device to() is the tensor itself") {
+  Tensor a = arange(4).to(kFloat32);
+  Tensor s = a.to(Device("sim"));
+  CHECK(s.device() == Device("sim"));
+  CHECK(s.storage() != a.storage());
+  CHECK(s.to(Device("sim")).is_same(s));
+  CHECK(a.cpu().is_same(a));
+  CHECK(equal(s.cpu(), a));
+  std::int64_t before = memory_allocated(Device("sim"));
+  Tensor s2 = a.to(Device("sim"));
+  CHECK(memory_allocated(Device("sim")) - before == 512);
+  CHECK_THROWS_AS(a + s, DeviceError);
+  CHECK_THROWS_WITH(a + s, "Expected all tensors to be on the same device, but found at least two devices, cpu and "
+                           "sim:0! (when checking arguments for add)");
+}
+
+TEST_CASE("sim addresses come from its own range") {
+  SimSource src(1 << 20);
+  void* a = src.acquire(1000);
+  void* b = src.acquire(1000);
+  auto base = src.base();
+  CHECK(reinterpret_cast<std::uintptr_t>(a) >= base);
+  CHECK(reinterpret_cast<std::uintptr_t>(b) - reinterpret_cast<std::uintptr_t>(a) == 1024);
+  CHECK(src.used() == 2048);
+  src.release(a, 1000);
+  src.release(b, 1000);
+  CHECK(src.used() == 0);
+  CHECK(src.largest_free() == (1 << 20));  // neighbours coalesced
+  CHECK(src.acquire(2 << 20) == nullptr);
+}
+
+TEST_CASE("the allocator's statistics track current, peak and totals") {
+  DirectAllocator alloc(std::make_unique<SimSource>(1 << 20));
+  void* a = alloc.allocate(100);
+  void* b = alloc.allocate(1000);
+  auto s = alloc.stats();
+  CHECK(s.allocated_bytes.current == 512 + 1024);
+  CHECK(s.requested_bytes.current == 1100);
+  CHECK(s.allocation.current == 2);
+  alloc.deallocate(a);
+  s = alloc.stats();
+  CHECK(s.allocated_bytes.current == 1024);
+  CHECK(s.allocated_bytes.peak == 1536);
+  CHECK(s.allocated_bytes.freed == 512);
+  alloc.reset_peak_stats();
+  CHECK(alloc.stats().allocated_bytes.peak == 1024);
+  alloc.deallocate(b);
+  CHECK(alloc.stats().num_device_free == 2);
+}
+
+TEST_CASE("running out of sim memory is a clear, recoverable OutOfMemoryError") {
+  DirectAllocator alloc(std::make_unique<SimSource>(1 << 20));
+  void* a = alloc.allocate(512 * 1024);
+  CHECK_THROWS_AS(alloc.allocate(1 << 20), OutOfMemoryError);
+  CHECK_THROWS_WITH(alloc.allocate(1 << 20), "sim:0 out of memory. Tried to allocate 1.00 MiB. Device has a total "
+                                             "capacity of 1.00 MiB of which 512.00 KiB is free. 512.00 KiB is "
+                                             "allocated by tensors.");
+  CHECK(alloc.stats().num_ooms == 2);
+  alloc.deallocate(a);
+  void* b = alloc.allocate(1 << 20);  // the program continues
+  CHECK(b != nullptr);
+  alloc.deallocate(b);
+  // Through tensors (the test runs with MEMLENS_SIM_MEMORY=1GiB).
+  CHECK_THROWS_AS(empty({1 << 30}, Device("sim")), OutOfMemoryError);
+  Tensor ok = empty({1 << 20}, Device("sim"));
+  CHECK(ok.numel() == (1 << 20));
+}
+
+TEST_CASE("byte sizes parse with units") {
+  CHECK(parse_byte_size("16GiB") == (std::size_t{16} << 30));
+  CHECK(parse_byte_size("512mb") == (std::size_t{512} << 20));
+  CHECK(parse_byte_size("4096") == 4096);
+  CHECK_THROWS_WITH(parse_byte_size("lots"), "invalid byte size 'lots' (expected e.g. 16GiB, 512MiB or 1048576)");
+  CHECK_THROWS_WITH(parse_byte_size("3 parsecs"), "invalid byte size '3 parsecs' (unknown unit ' parsecs')");
+}
+
+TEST_CASE("memory_summary shows the device's figures") {
+  Tensor keep = ones({1024}, Device("sim"));
+  std::string s = memory_summary(Device("sim"));
+  CHECK(s.find("memlens memory summary, device sim:0") != std::string::npos);
+  CHECK(s.find("| Allocated memory") != std::string::npos);
+  CHECK(memory_reserved(Device("sim")) >= memory_allocated(Device("sim")));
+  CHECK(memory_allocated(Device("sim")) >= 4096);
+  empty_cache(Device("sim"));
+  CHECK(format_bytes(4000256) == "3.81 MiB");
+  CHECK(format_bytes(100) == "100 B");
+}
