@@ -15,7 +15,7 @@ Tensor pos(Shape s) { return r(s, 0.5, 2); }
 const auto& I(const std::vector<Tensor>& v, std::size_t i) { return v[i]; }
 }  // namespace
 
-TEST_CASE("finite-difference gradients of elementwise ops, with broadcasting") {
+TEST_CASE("finite-difference gradients of elementwise ops - with broadcasting") {
   manual_seed(7);
   struct Case {
     const char* name;
@@ -49,7 +49,7 @@ TEST_CASE("finite-difference gradients of elementwise ops, with broadcasting") {
   }
 }
 
-TEST_CASE("finite-difference gradients of reductions, matmul and einsum") {
+TEST_CASE("finite-difference gradients of reductions - matmul and einsum") {
   manual_seed(8);
   struct Case {
     const char* name;
@@ -159,7 +159,7 @@ TEST_CASE("leaf and non-leaf rules") {
   CHECK_THROWS_WITH(y.backward(), "grad can be implicitly created only for scalar outputs");
 }
 
-TEST_CASE("claim 13: y = x[0]; y += 1 is refused for a leaf that requires grad") {
+TEST_CASE("claim 13: y = x[0] - y += 1 is refused for a leaf that requires grad") {
   Tensor x = rand({3}, requires_grad());
   Tensor y = x[0];  // legal
   CHECK_THROWS_AS(y += 1, AutogradError);
@@ -178,7 +178,7 @@ TEST_CASE("claim 13: y = x[0]; y += 1 is refused for a leaf that requires grad")
   CHECK(x._version() == 2);
 }
 
-TEST_CASE("modifying a tensor saved for backward throws at backward, naming the op") {
+TEST_CASE("modifying a tensor saved for backward throws at backward - naming the op") {
   Tensor a = rand({3}, requires_grad());
   Tensor b = a.exp();   // saves its output
   Tensor c = b * 2;
@@ -202,7 +202,7 @@ TEST_CASE("a graph is freed after backward unless retained") {
   CHECK_THROWS_WITH(y.backward(), Catch::Matchers::StartsWith("Trying to backward through the graph a second time"));
 }
 
-TEST_CASE("claim 14: detach shares storage and stops gradients; no_grad records nothing") {
+TEST_CASE("claim 14: detach shares storage and stops gradients - no_grad records nothing") {
   Tensor x = rand({3}, requires_grad());
   Tensor d = x.detach();
   CHECK(d.storage() == x.storage());

@@ -22,7 +22,7 @@ TEST_CASE("cuda is served by sim when no CUDA backend is usable") {
   CHECK(zeros({1}, Device("cuda")).device() == Device("sim"));
 }
 
-TEST_CASE("moving between devices copies; same-device to() is the tensor itself") {
+TEST_CASE("moving between devices copies - same-device to() is the tensor itself") {
   Tensor a = arange(4).to(kFloat32);
   Tensor s = a.to(Device("sim"));
   CHECK(s.device() == Device("sim"));
@@ -53,7 +53,7 @@ TEST_CASE("sim addresses come from its own range") {
   CHECK(src.acquire(2 << 20) == nullptr);
 }
 
-TEST_CASE("the allocator's statistics track current, peak and totals") {
+TEST_CASE("the allocator's statistics track current - peak and totals") {
   DirectAllocator alloc(std::make_unique<SimSource>(1 << 20));
   void* a = alloc.allocate(100);
   void* b = alloc.allocate(1000);
@@ -72,7 +72,7 @@ TEST_CASE("the allocator's statistics track current, peak and totals") {
   CHECK(alloc.stats().num_device_free == 2);
 }
 
-TEST_CASE("running out of sim memory is a clear, recoverable OutOfMemoryError") {
+TEST_CASE("running out of sim memory is a clear - recoverable OutOfMemoryError") {
   DirectAllocator alloc(std::make_unique<SimSource>(1 << 20));
   void* a = alloc.allocate(512 * 1024);
   CHECK_THROWS_AS(alloc.allocate(1 << 20), OutOfMemoryError);

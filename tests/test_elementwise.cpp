@@ -17,7 +17,7 @@ TEST_CASE("broadcasting shapes and values against hand-computed results") {
   CHECK((ones({2, 3, 4}) / ones({4})).sizes() == Shape{2, 3, 4});
 }
 
-TEST_CASE("the seed's (100,) - (100,1) broadcasts to (100,100)") {
+TEST_CASE("the seed's (100 ) - (100 1) broadcasts to (100 100)") {
   Tensor pred = arange(100).to(kFloat32);       // (100,)
   Tensor y = arange(100).to(kFloat32).view({100, 1});  // (100,1)
   Tensor d = pred - y;
@@ -125,7 +125,7 @@ TEST_CASE("in-place ops refuse what cannot be written") {
   CHECK_THROWS_AS(ones({3}, kBool).neg(), TypeError);
 }
 
-TEST_CASE("copy_ broadcasts, converts dtype and crosses devices") {
+TEST_CASE("copy_ broadcasts - converts dtype and crosses devices") {
   Tensor dst = zeros({2, 3}, Device("sim"));
   dst.copy_(arange(3));
   CHECK(dst.cpu().toString() == "tensor([[0., 1., 2.],\n        [0., 1., 2.]])");

@@ -4,7 +4,7 @@
 
 using namespace memlens;
 
-TEST_CASE("mm matches a hand-computed product, also on transposed operands") {
+TEST_CASE("mm matches a hand-computed product - also on transposed operands") {
   Tensor a = tensor({1, 2, 3, 4, 5, 6}, {2, 3});
   Tensor b = tensor({7, 8, 9, 10, 11, 12}, {3, 2});
   CHECK(a.mm(b).toString() == "tensor([[ 58.,  64.],\n        [139., 154.]])");
@@ -20,7 +20,7 @@ TEST_CASE("mm matches a hand-computed product, also on transposed operands") {
   CHECK(a.to(kFloat64).mm(b.to(kFloat64)).dtype() == kFloat64);
 }
 
-TEST_CASE("matmul follows PyTorch's 1-D, 2-D and batched rules") {
+TEST_CASE("matmul follows PyTorch's 1-D - 2-D and batched rules") {
   CHECK(matmul(ones({3}), ones({3})).dim() == 0);
   CHECK(matmul(ones({3}), ones({3})).item<double>() == 3.0);
   CHECK(matmul(ones({2, 3}), ones({3})).sizes() == Shape{2});
@@ -52,7 +52,7 @@ TEST_CASE("mismatched matmul and wrong dtypes are clear errors") {
   CHECK_THROWS_AS(ones({2}, Device("sim")).matmul(ones({2})), DeviceError);
 }
 
-TEST_CASE("claim 10: einsum('ij,jk->ik') equals mm, with the same memory") {
+TEST_CASE("claim 10: einsum('ij jk->ik') equals mm - with the same memory") {
   Tensor a = rand({64, 32}), b = rand({32, 16});
   std::int64_t before = memory_allocated(kCPU);
   reset_peak_memory_stats(kCPU);
@@ -65,7 +65,7 @@ TEST_CASE("claim 10: einsum('ij,jk->ik') equals mm, with the same memory") {
   CHECK(einsum_peak == 4096);
 }
 
-TEST_CASE("einsum handles transposes, traces, batches, outer products and implicit output") {
+TEST_CASE("einsum handles transposes - traces - batches - outer products and implicit output") {
   Tensor a = rand({3, 4}), sq = rand({4, 4}), v = rand({4}), w = rand({5});
   Tensor x = rand({2, 3, 4}), y = rand({2, 4, 5});
   CHECK(equal(einsum("ij->ji", {a}), a.t()));

@@ -28,7 +28,7 @@ TEST_CASE("sum accumulates float32 in double") {
   CHECK(std::abs(x.sum().item<double>() - 1000000.0) < 1.0);
 }
 
-TEST_CASE("max, min, argmax, argmin") {
+TEST_CASE("max - min - argmax - argmin") {
   Tensor a = tensor({3, 9, 1, 4, 7, 8}, {2, 3});
   CHECK(a.max().item<double>() == 9.0);
   CHECK(a.min().item<double>() == 1.0);

@@ -42,7 +42,7 @@ double field(const std::string& text, const std::string& name) {
 
 }  // namespace
 
-TEST_CASE("linear_regression runs as the article wrote it, broadcasting bug included") {
+TEST_CASE("linear_regression runs as the article wrote it - broadcasting bug included") {
   Run r = run(LINEAR_REGRESSION_BIN);
   INFO(r.out << r.err);
   REQUIRE(r.exit_code == 0);
@@ -54,7 +54,7 @@ TEST_CASE("linear_regression runs as the article wrote it, broadcasting bug incl
   CHECK(field(r.out, "loss") > 10.0);
 }
 
-TEST_CASE("linear_regression_fixed fits w = 2, b = 1 (the least-squares solution)") {
+TEST_CASE("linear_regression_fixed fits w = 2 - b = 1 (the least-squares solution)") {
   Run r = run(LINEAR_REGRESSION_FIXED_BIN);
   INFO(r.out << r.err);
   REQUIRE(r.exit_code == 0);

@@ -4,7 +4,7 @@
 
 using namespace memlens;
 
-TEST_CASE("creation functions give the right shapes, dtypes and values") {
+TEST_CASE("creation functions give the right shapes - dtypes and values") {
   CHECK(zeros({2, 3}).sizes() == Shape{2, 3});
   CHECK(zeros({2, 3}).dtype() == kFloat32);
   CHECK(ones({4}).sum().item<double>() == 4.0);

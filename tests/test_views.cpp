@@ -8,7 +8,7 @@ namespace {
 std::int64_t cpu_allocated() { return memory_allocated(kCPU); }
 }  // namespace
 
-TEST_CASE("claim 3: a view shares storage, a[0,0]=5 shows in b") {
+TEST_CASE("claim 3: a view shares storage - a[0 0]=5 shows in b") {
   Tensor a = zeros({2, 3});
   Tensor b = a.view({3, 2});
   CHECK(b.storage() == a.storage());
@@ -20,7 +20,7 @@ TEST_CASE("claim 3: a view shares storage, a[0,0]=5 shows in b") {
   CHECK(b._version() == 2);
 }
 
-TEST_CASE("claim 1: view on incompatible strides throws naming sizes and strides, reshape copies") {
+TEST_CASE("claim 1: view on incompatible strides throws naming sizes and strides - reshape copies") {
   Tensor x = arange(6).view({2, 3});
   Tensor xt = x.transpose(0, 1);
   CHECK_FALSE(xt.is_contiguous());
@@ -39,7 +39,7 @@ TEST_CASE("claim 1: view on incompatible strides throws naming sizes and strides
   CHECK(v.storage() == x.storage());
 }
 
-TEST_CASE("claim 2: transpose(0,1) of a 1-D tensor fails on the dimension first") {
+TEST_CASE("claim 2: transpose(0 1) of a 1-D tensor fails on the dimension first") {
   Tensor x = arange(6);
   CHECK_THROWS_AS(x.transpose(0, 1), IndexError);
   CHECK_THROWS_WITH(x.transpose(0, 1), "Dimension out of range (expected to be in range of [-1, 0], but got 1)");

@@ -398,7 +398,15 @@ Tensor& Tensor::clamp_(std::optional<Scalar> lo, std::optional<Scalar> hi) {
 }
 Tensor& Tensor::fill_(Scalar v) {
   autograd::check_inplace(*this);
-  raw_scalar(*this, v, "fill_", [](auto, auto s) { return s; });
+  // Written without reading: the storage may still be uninitialised.
+  dispatch(dtype(), [&](auto tag) {
+    using T = decltype(tag);
+    T sv = scalar_as<T>(v);
+    for_each_strided<1>(sizes(), {data_bytes(*this)}, {&strides()}, {static_cast<std::int64_t>(sizeof(T))},
+                        [sv](std::array<char*, 1> p, std::array<std::int64_t, 1> st, std::int64_t n) {
+                          for (std::int64_t i = 0; i < n; ++i) *reinterpret_cast<T*>(p[0] + i * st[0]) = sv;
+                        });
+  });
   storage()->bump_version();
   if (GradMode::is_enabled() && grad_fn()) unsafe_impl()->grad_fn = nullptr;  // history overwritten
   return *this;
