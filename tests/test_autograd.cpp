@@ -13,15 +13,15 @@ namespace {
 Tensor r(Shape s, double lo = -1, double hi = 1) { return rand(s, kFloat64) * (hi - lo) + lo; }
 Tensor pos(Shape s) { return r(s, 0.5, 2); }
 const auto& I(const std::vector<Tensor>& v, std::size_t i) { return v[i]; }
+struct Case {
+  const char* name;
+  Fn f;
+  std::vector<Tensor> in;
+};
 }  // namespace
 
 TEST_CASE("finite-difference gradients of elementwise ops - with broadcasting") {
   manual_seed(7);
-  struct Case {
-    const char* name;
-    Fn f;
-    std::vector<Tensor> in;
-  };
   std::vector<Case> cases = {
       {"add", [](auto& v) { return (I(v, 0) + I(v, 1)).pow(2).sum(); }, {r({3, 4}), r({4})}},
       {"add alpha", [](auto& v) { return I(v, 0).add(I(v, 1), 3).pow(2).sum(); }, {r({3, 1}), r({1, 4})}},
@@ -51,11 +51,6 @@ TEST_CASE("finite-difference gradients of elementwise ops - with broadcasting") 
 
 TEST_CASE("finite-difference gradients of reductions - matmul and einsum") {
   manual_seed(8);
-  struct Case {
-    const char* name;
-    Fn f;
-    std::vector<Tensor> in;
-  };
   std::vector<Case> cases = {
       {"sum dims", [](auto& v) { return I(v, 0).sum({1}).pow(2).sum(); }, {r({3, 4})}},
       {"sum keepdim", [](auto& v) { return (I(v, 0).sum({0}, true) * I(v, 0)).sum(); }, {r({3, 4})}},
@@ -86,11 +81,6 @@ TEST_CASE("finite-difference gradients of reductions - matmul and einsum") {
 TEST_CASE("finite-difference gradients through views and copies") {
   manual_seed(9);
   using namespace memlens::indexing;
-  struct Case {
-    const char* name;
-    Fn f;
-    std::vector<Tensor> in;
-  };
   Tensor w = r({2, 3, 4});  // weights make every position's gradient distinct
   std::vector<Case> cases = {
       {"view", [](auto& v) { return I(v, 0).view({4, 6}).pow(2).sum(); }, {r({2, 3, 4})}},
