@@ -1,6 +1,7 @@
 // Devices, memory sources, the allocator's statistics and the memory API.
 #include <catch2/catch.hpp>
 #include <memlens/runtime.hpp>
+#include <memlens/runtime/direct_allocator.hpp>
 #include <memlens/runtime/memory_source.hpp>
 
 using namespace memlens;
@@ -53,26 +54,28 @@ TEST_CASE("sim addresses come from its own range") {
   CHECK(src.acquire(2 << 20) == nullptr);
 }
 
-TEST_CASE("the allocator's statistics track current - peak and totals") {
+TEST_CASE("DirectAllocator statistics track current - peak and totals") {
   DirectAllocator alloc(std::make_unique<SimSource>(1 << 20));
   void* a = alloc.allocate(100);
   void* b = alloc.allocate(1000);
   auto s = alloc.stats();
-  CHECK(s.allocated_bytes.current == 512 + 1024);
-  CHECK(s.requested_bytes.current == 1100);
-  CHECK(s.allocation.current == 2);
+  CHECK(s.allocated_bytes.all.current == 512 + 1024);
+  CHECK(s.reserved_bytes.all.current == 512 + 1024);
+  CHECK(s.requested_bytes.all.current == 1100);
+  CHECK(s.allocation.all.current == 2);
+  CHECK(s.segment.all.current == 2);
   alloc.deallocate(a);
   s = alloc.stats();
-  CHECK(s.allocated_bytes.current == 1024);
-  CHECK(s.allocated_bytes.peak == 1536);
-  CHECK(s.allocated_bytes.freed == 512);
+  CHECK(s.allocated_bytes.all.current == 1024);
+  CHECK(s.allocated_bytes.all.peak == 1536);
+  CHECK(s.allocated_bytes.all.freed == 512);
   alloc.reset_peak_stats();
-  CHECK(alloc.stats().allocated_bytes.peak == 1024);
+  CHECK(alloc.stats().allocated_bytes.all.peak == 1024);
   alloc.deallocate(b);
   CHECK(alloc.stats().num_device_free == 2);
 }
 
-TEST_CASE("running out of sim memory is a clear - recoverable OutOfMemoryError") {
+TEST_CASE("DirectAllocator out of memory is a clear and recoverable OutOfMemoryError") {
   DirectAllocator alloc(std::make_unique<SimSource>(1 << 20));
   void* a = alloc.allocate(512 * 1024);
   CHECK_THROWS_AS(alloc.allocate(1 << 20), OutOfMemoryError);

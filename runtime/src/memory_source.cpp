@@ -63,6 +63,7 @@ void* SimSource::acquire(std::size_t bytes) {
   std::size_t need = (bytes + kAlignment - 1) / kAlignment * kAlignment;
   if (need == 0) need = kAlignment;
   std::lock_guard lock(mu_);
+  if (used_ + need > capacity_) return nullptr;  // mapped expandable pages count too
   for (auto it = free_.begin(); it != free_.end(); ++it) {
     if (it->second < need) continue;
     std::size_t offset = it->first;
@@ -101,6 +102,26 @@ void SimSource::release(void* ptr, std::size_t bytes) {
     }
   }
 }
+
+void* SimSource::reserve_range(std::size_t bytes) {
+  void* p = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+  return p == MAP_FAILED ? nullptr : p;
+}
+
+bool SimSource::map(void*, std::size_t bytes) {
+  std::lock_guard lock(mu_);
+  if (used_ + bytes > capacity_) return false;
+  used_ += bytes;
+  return true;
+}
+
+void SimSource::unmap(void* at, std::size_t bytes) {
+  madvise(at, bytes, MADV_DONTNEED);
+  std::lock_guard lock(mu_);
+  used_ -= bytes;
+}
+
+void SimSource::release_range(void* base, std::size_t bytes) { munmap(base, bytes); }
 
 std::size_t SimSource::used() const {
   std::lock_guard lock(mu_);

@@ -11,9 +11,11 @@ std::atomic<std::uint64_t> next_storage_id{1};
 StorageImpl::StorageImpl(std::size_t nbytes, const Device& device)
     : data_(nullptr), nbytes_(nbytes), device_(device), allocator_(&allocator_for(device)),
       id_(next_storage_id.fetch_add(1, std::memory_order_relaxed)) {
-  data_ = allocator_->allocate(nbytes);
+  data_ = allocator_->allocate(nbytes, current_stream());
 }
 
 StorageImpl::~StorageImpl() { allocator_->deallocate(data_); }
+
+void StorageImpl::record_stream(StreamId s) { allocator_->record_stream(data_, s); }
 
 }  // namespace memlens

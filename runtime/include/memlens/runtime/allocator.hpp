@@ -1,73 +1,70 @@
 #pragma once
-// The allocator interface tensors allocate through, and the simple allocator that serves
-// until the caching allocator arrives: one segment per block, nothing cached.
+// The interface tensors allocate through. Implementations: CachingAllocator (sim, cuda)
+// and DirectAllocator (cpu). Each reports every change to its observers; its statistics
+// come from one of them.
 #include <cstddef>
 #include <cstdint>
-#include <map>
 #include <memory>
 #include <mutex>
 #include <string>
+#include <vector>
 
-#include "memlens/runtime/memory_source.hpp"
+#include "memlens/runtime/allocator_events.hpp"
+#include "memlens/runtime/allocator_stats.hpp"
+#include "memlens/runtime/device.hpp"
+#include "memlens/runtime/stream.hpp"
 
 namespace memlens {
 
-// current / peak / allocated (cumulative) / freed (cumulative), as PyTorch's memory_stats.
-struct StatCounter {
-  std::int64_t current = 0;
-  std::int64_t peak = 0;
-  std::int64_t allocated = 0;
-  std::int64_t freed = 0;
-  void increase(std::int64_t n);
-  void decrease(std::int64_t n);
-  void reset_peak() { peak = current; }
+struct BlockSnapshot {
+  enum class State : std::uint8_t { Allocated, PendingFree, Free };
+  std::uintptr_t address;
+  std::size_t size;
+  std::size_t requested;  // 0 when free
+  State state;
 };
 
-struct AllocatorStats {
-  StatCounter allocation;        // count of live blocks
-  StatCounter allocated_bytes;   // bytes of live blocks (rounded sizes)
-  StatCounter requested_bytes;   // bytes the callers asked for
-  StatCounter segment;           // count of segments held from the source
-  StatCounter reserved_bytes;    // bytes of segments held from the source
-  std::int64_t num_ooms = 0;
-  std::int64_t num_device_alloc = 0;
-  std::int64_t num_device_free = 0;
+struct SegmentSnapshot {
+  std::uintptr_t address;
+  std::size_t size;
+  StreamId stream;
+  Pool pool;
+  bool expandable;
+  std::vector<BlockSnapshot> blocks;  // in address order, covering the segment
 };
 
 class Allocator {
  public:
   virtual ~Allocator() = default;
   // Throws OutOfMemoryError when the device cannot give `bytes`.
-  virtual void* allocate(std::size_t bytes) = 0;
+  virtual void* allocate(std::size_t bytes, StreamId stream = kDefaultStream) = 0;
   virtual void deallocate(void* ptr) = 0;
-  virtual AllocatorStats stats() const = 0;
-  virtual void reset_peak_stats() = 0;
+  // The block at `ptr` is also used by work on `stream`: do not reuse it before that
+  // work has completed.
+  virtual void record_stream(void* ptr, StreamId stream) = 0;
+  // Returns cached, unused segments to the device.
   virtual void empty_cache() = 0;
+  virtual std::vector<SegmentSnapshot> snapshot() const = 0;
   virtual Device device() const = 0;
-};
+  // The active configuration, parseable ("" for an allocator without knobs).
+  virtual std::string config_string() const = 0;
 
-class DirectAllocator final : public Allocator {
- public:
-  explicit DirectAllocator(std::unique_ptr<MemorySource> source);
-  void* allocate(std::size_t bytes) override;
-  void deallocate(void* ptr) override;
-  AllocatorStats stats() const override;
-  void reset_peak_stats() override;
-  void empty_cache() override {}
-  Device device() const override { return source_->device(); }
-  const MemorySource& source() const { return *source_; }
+  AllocatorStats stats() const;
+  void reset_peak_stats();
+  // Observers see every event from now on (not owned; remove before destroying).
+  void add_observer(AllocatorObserver* o);
+  void remove_observer(AllocatorObserver* o);
 
-  static constexpr std::size_t kRound = 512;
+ protected:
+  // Called by implementations with `mu_` held.
+  void notify(const AllocatorEvent& e);
+  // The statistics, read with `mu_` already held.
+  const AllocatorStats& stats_locked() const { return stats_.stats(); }
+  mutable std::mutex mu_;
 
  private:
-  struct Block {
-    std::size_t size;
-    std::size_t requested;
-  };
-  std::unique_ptr<MemorySource> source_;
-  mutable std::mutex mu_;
-  std::map<void*, Block> live_;
-  AllocatorStats stats_;
+  StatsObserver stats_;
+  std::vector<AllocatorObserver*> observers_;
 };
 
 // The allocator serving a resolved device (cpu or sim); created on first use.

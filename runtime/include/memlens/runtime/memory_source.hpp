@@ -22,6 +22,14 @@ class MemorySource {
   virtual std::size_t capacity() const = 0;
   // Bytes held by acquired segments.
   virtual std::size_t used() const = 0;
+
+  // Virtual memory, for expandable segments: reserve address space that costs nothing,
+  // then map and unmap pages of it, which count against the capacity like segments do.
+  virtual bool supports_expandable() const { return false; }
+  virtual void* reserve_range(std::size_t /*bytes*/) { return nullptr; }
+  virtual bool map(void* /*at*/, std::size_t /*bytes*/) { return false; }
+  virtual void unmap(void* /*at*/, std::size_t /*bytes*/) {}
+  virtual void release_range(void* /*base*/, std::size_t /*bytes*/) {}
 };
 
 // Host memory from the C heap, 64-byte aligned.
@@ -53,6 +61,11 @@ class SimSource final : public MemorySource {
   Device device() const override { return Device(DeviceType::Sim); }
   std::size_t capacity() const override { return capacity_; }
   std::size_t used() const override;
+  bool supports_expandable() const override { return true; }
+  void* reserve_range(std::size_t bytes) override;
+  bool map(void* at, std::size_t bytes) override;
+  void unmap(void* at, std::size_t bytes) override;
+  void release_range(void* base, std::size_t bytes) override;
   // Largest run of free addresses, for OOM messages.
   std::size_t largest_free() const;
   std::uintptr_t base() const { return reinterpret_cast<std::uintptr_t>(base_); }

@@ -25,6 +25,8 @@ class StorageImpl {
   // The version counter every view of this storage shares; in-place writes bump it.
   std::uint32_t version() const { return version_.load(std::memory_order_relaxed); }
   void bump_version() { version_.fetch_add(1, std::memory_order_relaxed); }
+  // Work on stream `s` uses this block: the allocator will not reuse it before that work is done.
+  void record_stream(StreamId s);
 
  private:
   void* data_;

@@ -107,6 +107,8 @@ class Tensor {
   bool is_view() const;
   bool is_same(const Tensor& other) const { return impl_ == other.impl_; }
   std::uint32_t _version() const;
+  // Marks the storage as used by work on stream `s` (PyTorch's Tensor.record_stream).
+  void record_stream(StreamId s) const { storage()->record_stream(s); }
   TensorImpl* unsafe_impl() const { return impl_.get(); }
   const std::shared_ptr<TensorImpl>& impl_ptr() const { return impl_; }
 

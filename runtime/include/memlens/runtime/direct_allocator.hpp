@@ -1,0 +1,36 @@
+#pragma once
+// One segment per block, nothing cached: the host allocator (PyTorch's CPU allocator
+// does not cache either).
+#include <map>
+#include <memory>
+
+#include "memlens/runtime/allocator.hpp"
+#include "memlens/runtime/memory_source.hpp"
+
+namespace memlens {
+
+class DirectAllocator final : public Allocator {
+ public:
+  explicit DirectAllocator(std::unique_ptr<MemorySource> source);
+  ~DirectAllocator() override;
+  void* allocate(std::size_t bytes, StreamId stream = kDefaultStream) override;
+  void deallocate(void* ptr) override;
+  void record_stream(void*, StreamId) override {}
+  void empty_cache() override {}
+  std::vector<SegmentSnapshot> snapshot() const override;
+  Device device() const override { return source_->device(); }
+  std::string config_string() const override { return ""; }
+
+  static constexpr std::size_t kRound = 512;
+
+ private:
+  struct Block {
+    std::size_t size;
+    std::size_t requested;
+    StreamId stream;
+  };
+  std::unique_ptr<MemorySource> source_;
+  std::map<void*, Block> live_;
+};
+
+}  // namespace memlens
