@@ -1,20 +1,7 @@
 #include "memlens/runtime/allocator_stats.hpp"
 
-#include <algorithm>
 
 namespace memlens {
-
-void StatCounter::update(std::int64_t delta) {
-  current += delta;
-  if (delta > 0) allocated += delta;
-  else freed -= delta;
-  peak = std::max(peak, current);
-}
-
-void StatArray::update(Pool p, std::int64_t delta) {
-  all.update(delta);
-  (p == Pool::Small ? small_pool : large_pool).update(delta);
-}
 
 void StatArray::reset_peak() {
   all.reset_peak();
@@ -69,6 +56,8 @@ void StatsObserver::on_event(const AllocatorEvent& e) {
       s.requested_bytes.update(e.pool, e.requested);
       s.active.update(e.pool, 1);
       s.active_bytes.update(e.pool, e.size);
+      if (e.split_count) s.inactive_split.update(e.pool, e.split_count);
+      if (e.split_bytes) s.inactive_split_bytes.update(e.pool, e.split_bytes);
       break;
     case K::FreeRequested:
       s.allocation.update(e.pool, -1);
@@ -78,10 +67,8 @@ void StatsObserver::on_event(const AllocatorEvent& e) {
     case K::FreeCompleted:
       s.active.update(e.pool, -1);
       s.active_bytes.update(e.pool, -e.size);
-      break;
-    case K::InactiveSplit:
-      if (e.count) s.inactive_split.update(e.pool, e.count);
-      if (e.size) s.inactive_split_bytes.update(e.pool, e.size);
+      if (e.split_count) s.inactive_split.update(e.pool, e.split_count);
+      if (e.split_bytes) s.inactive_split_bytes.update(e.pool, e.split_bytes);
       break;
     case K::AllocRetry: ++s.num_alloc_retries; break;
     case K::Oom: ++s.num_ooms; break;

@@ -30,22 +30,16 @@ struct CachingAllocator::Block {
   std::uintptr_t address() const { return reinterpret_cast<std::uintptr_t>(ptr); }
 };
 
-namespace {
-// Best fit: by stream, then size, then address (PyTorch's BlockComparatorSize).
-struct BySize {
-  template <class B>
-  bool operator()(const B* a, const B* b) const {
-    if (a->stream != b->stream) return a->stream < b->stream;
-    if (a->size != b->size) return a->size < b->size;
-    return a->ptr < b->ptr;
-  }
-};
-}  // namespace
+bool CachingAllocator::BySize::operator()(const Block* a, const Block* b) const {
+  if (a->stream != b->stream) return a->stream < b->stream;
+  if (a->size != b->size) return a->size < b->size;
+  return a->ptr < b->ptr;
+}
 
 struct CachingAllocator::BlockPool {
   explicit BlockPool(Pool k) : kind(k) {}
   Pool kind;
-  std::set<Block*, BySize> blocks;  // free blocks
+  BlockSet blocks;  // free blocks
 };
 
 // One growing segment per (stream, pool): address space reserved up front, pages mapped
@@ -62,6 +56,7 @@ struct CachingAllocator::Expandable {
 CachingAllocator::CachingAllocator(std::unique_ptr<MemorySource> source, AllocatorConfig config, StreamEvents* events)
     : source_(std::move(source)), config_(config), events_(events ? events : &SimStreams::instance()),
       small_(std::make_unique<BlockPool>(Pool::Small)), large_(std::make_unique<BlockPool>(Pool::Large)) {
+  active_.reserve(1024);
   if (config_.expandable_segments && !source_->supports_expandable())
     throw Error("expandable_segments:True is not supported on " + source_->device().str());
 }
@@ -84,6 +79,36 @@ CachingAllocator::~CachingAllocator() {
     source_->release_range(e->base, e->reserved);
   }
   for (Block* b : all) delete b;
+  for (Block* b : spare_blocks_) delete b;
+}
+
+CachingAllocator::Block* CachingAllocator::new_block(std::size_t size, StreamId stream, char* ptr, BlockPool* pool,
+                                                     Expandable* e) {
+  if (spare_blocks_.empty()) return new Block(size, stream, ptr, pool, e);
+  Block* b = spare_blocks_.back();
+  spare_blocks_.pop_back();
+  *b = Block(size, stream, ptr, pool, e);
+  return b;
+}
+
+void CachingAllocator::pool_insert(BlockPool* pool, Block* b) {
+  if (!spare_node_) {
+    pool->blocks.insert(b);
+    return;
+  }
+  spare_node_.value() = b;
+  pool->blocks.insert(std::move(spare_node_));
+}
+
+template <class Key>
+void CachingAllocator::pool_erase(BlockPool* pool, Key key) {
+  auto node = pool->blocks.extract(key);
+  if (!spare_node_) spare_node_ = std::move(node);
+}
+
+void CachingAllocator::delete_block(Block* b) {
+  if (spare_blocks_.size() < 256) spare_blocks_.push_back(b);
+  else delete b;
 }
 
 // ---- sizes (PyTorch's round_size and get_allocation_size)
@@ -129,32 +154,35 @@ void* CachingAllocator::allocate(std::size_t bytes, StreamId stream) {
     if (!got || !(b = get_free_block(r))) throw_oom(r);
   }
   bool already_split = b->is_split() && !b->expandable;
+  std::int64_t split_count = 0, split_bytes = 0;
   if (should_split(b, size)) {
     // The front part serves the request; the rest stays free in the pool.
-    Block* rest = new Block(b->size - size, b->stream, b->ptr + size, b->pool, b->expandable);
+    Block* rest = new_block(b->size - size, b->stream, b->ptr + size, b->pool, b->expandable);
     rest->prev = b;
     rest->next = b->next;
     if (rest->next) rest->next->prev = rest;
     else if (b->expandable) b->expandable->last = rest;
     b->next = rest;
     b->size = size;
-    r.pool->blocks.insert(rest);
+    pool_insert(r.pool, rest);
     if (!b->expandable) {
-      if (already_split)
-        notify({.kind = Kind::InactiveSplit, .pool = r.pool->kind, .size = -static_cast<std::int64_t>(size)});
-      else
-        notify({.kind = Kind::InactiveSplit, .pool = r.pool->kind, .size = static_cast<std::int64_t>(rest->size),
-                .count = 1});
+      if (already_split) {
+        split_bytes = -static_cast<std::int64_t>(size);
+      } else {
+        split_bytes = static_cast<std::int64_t>(rest->size);
+        split_count = 1;
+      }
     }
   } else if (already_split) {
-    notify({.kind = Kind::InactiveSplit, .pool = r.pool->kind, .size = -static_cast<std::int64_t>(b->size),
-            .count = -1});
+    split_bytes = -static_cast<std::int64_t>(b->size);
+    split_count = -1;
   }
   b->allocated = true;
   b->requested = bytes;
   active_.emplace(b->ptr, b);
   notify({.kind = Kind::Alloc, .pool = r.pool->kind, .address = b->address(), .size = static_cast<std::int64_t>(b->size),
-          .requested = static_cast<std::int64_t>(bytes), .stream = stream});
+          .requested = static_cast<std::int64_t>(bytes), .split_count = split_count, .split_bytes = split_bytes,
+          .stream = stream});
   return b->ptr;
 }
 
@@ -167,7 +195,7 @@ CachingAllocator::Block* CachingAllocator::get_free_block(const Request& r) {
   // Do not hand an oversize block to a small request, nor a much larger one to a large request.
   if (!b->expandable && r.size < max_split && b->size >= max_split) return nullptr;
   if (!b->expandable && r.size >= max_split && b->size >= r.size + kLargeBuffer) return nullptr;
-  r.pool->blocks.erase(it);
+  pool_erase(r.pool, it);
   return b;
 }
 
@@ -182,9 +210,9 @@ bool CachingAllocator::alloc_segment(const Request& r) {
   std::size_t size = allocation_size(r.size);
   void* p = source_->acquire(size);
   if (!p) return false;
-  Block* b = new Block(size, r.stream, static_cast<char*>(p), r.pool);
+  Block* b = new_block(size, r.stream, static_cast<char*>(p), r.pool);
   segments_.emplace(b->address(), b);
-  r.pool->blocks.insert(b);
+  pool_insert(r.pool, b);
   notify({.kind = Kind::SegmentAlloc, .pool = r.pool->kind, .address = b->address(),
           .size = static_cast<std::int64_t>(size), .stream = r.stream});
   return true;
@@ -210,15 +238,15 @@ bool CachingAllocator::grow_expandable(const Request& r) {
   notify({.kind = Kind::SegmentAlloc, .pool = r.pool->kind, .address = reinterpret_cast<std::uintptr_t>(at),
           .size = static_cast<std::int64_t>(grow), .stream = r.stream});
   if (tail) {
-    r.pool->blocks.erase(tail);
+    pool_erase(r.pool, tail);
     tail->size += grow;
-    r.pool->blocks.insert(tail);
+    pool_insert(r.pool, tail);
   } else {
-    Block* b = new Block(grow, r.stream, at, r.pool, seg);
+    Block* b = new_block(grow, r.stream, at, r.pool, seg);
     b->prev = seg->last;
     if (seg->last) seg->last->next = b;
     seg->last = b;
-    r.pool->blocks.insert(b);
+    pool_insert(r.pool, b);
   }
   return true;
 }
@@ -245,12 +273,12 @@ bool CachingAllocator::release_available_cached_blocks(const Request& r) {
 }
 
 void CachingAllocator::release_segment(Block* b) {
-  b->pool->blocks.erase(b);
+  pool_erase(b->pool, b);
   segments_.erase(b->address());
   source_->release(b->ptr, b->size);
   notify({.kind = Kind::SegmentFree, .pool = b->pool->kind, .address = b->address(),
           .size = static_cast<std::int64_t>(b->size), .stream = b->stream});
-  delete b;
+  delete_block(b);
 }
 
 // PyTorch's release_cached_blocks: every whole free segment goes back.
@@ -277,14 +305,14 @@ void CachingAllocator::shrink_expandable() {
     seg->mapped -= cut;
     notify({.kind = Kind::SegmentFree, .pool = seg->pool->kind, .address = start,
             .size = static_cast<std::int64_t>(cut), .stream = seg->stream});
-    seg->pool->blocks.erase(tail);
+    pool_erase(seg->pool, tail);
     tail->size -= cut;
     if (tail->size == 0) {
       seg->last = tail->prev;
       if (seg->last) seg->last->next = nullptr;
-      delete tail;
+      delete_block(tail);
     } else {
-      seg->pool->blocks.insert(tail);
+      pool_insert(seg->pool, tail);
     }
   }
 }
@@ -352,15 +380,14 @@ void CachingAllocator::free_block(Block* b) {
     }
   }
   b->requested = 0;
-  b->pool->blocks.insert(b);
+  pool_insert(b->pool, b);
   if (b->is_split()) {
     ++split_blocks;
     split_bytes += static_cast<std::int64_t>(b->size);
   }
-  if (!b->expandable && (split_blocks || split_bytes))
-    notify({.kind = Kind::InactiveSplit, .pool = b->pool->kind, .size = split_bytes, .count = split_blocks});
+  if (b->expandable) split_blocks = split_bytes = 0;
   notify({.kind = Kind::FreeCompleted, .pool = b->pool->kind, .address = b->address(), .size = original,
-          .stream = b->stream});
+          .split_count = split_blocks, .split_bytes = split_bytes, .stream = b->stream});
 }
 
 std::size_t CachingAllocator::try_merge(Block* dst, Block* src) {
@@ -381,8 +408,8 @@ std::size_t CachingAllocator::try_merge(Block* dst, Block* src) {
   }
   std::size_t subsumed = src->size;
   dst->size += subsumed;
-  src->pool->blocks.erase(src);
-  delete src;
+  pool_erase(src->pool, src);
+  delete_block(src);
   return subsumed;
 }
 

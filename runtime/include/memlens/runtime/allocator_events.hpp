@@ -17,7 +17,6 @@ struct AllocatorEvent {
     Alloc,          // a block was handed out
     FreeRequested,  // the program freed a block (it may wait for recorded streams)
     FreeCompleted,  // the block is back in its pool
-    InactiveSplit,  // free split blocks changed: `count` and `size` are deltas
     AllocRetry,     // the allocator freed its cache and retried
     Oom,            // a request failed for good
   };
@@ -26,7 +25,9 @@ struct AllocatorEvent {
   std::uintptr_t address = 0;
   std::int64_t size = 0;       // bytes of the block or segment (rounded), or a delta
   std::int64_t requested = 0;  // bytes the caller asked for
-  std::int64_t count = 0;      // InactiveSplit: delta of the number of free split blocks
+  // Alloc and FreeCompleted: how the free pieces of split segments changed (PyTorch's
+  // inactive_split statistics), as deltas of their count and bytes.
+  std::int64_t split_count = 0, split_bytes = 0;
   StreamId stream = kDefaultStream;
   // Oom only: the device's state when it failed.
   std::int64_t device_free = 0, reserved = 0, allocated = 0, largest_free_block = 0;

@@ -15,14 +15,23 @@ struct StatCounter {
   std::int64_t peak = 0;
   std::int64_t allocated = 0;
   std::int64_t freed = 0;
-  void update(std::int64_t delta);
+  // Branch-free: it runs several times on every allocation.
+  void update(std::int64_t delta) {
+    current += delta;
+    peak = current > peak ? current : peak;
+    allocated += delta > 0 ? delta : 0;
+    freed += delta < 0 ? -delta : 0;
+  }
   void reset_peak() { peak = current; }
 };
 
 // One counter for all pools, the small pool and the large pool.
 struct StatArray {
   StatCounter all, small_pool, large_pool;
-  void update(Pool p, std::int64_t delta);
+  void update(Pool p, std::int64_t delta) {
+    all.update(delta);
+    (p == Pool::Small ? small_pool : large_pool).update(delta);
+  }
   void reset_peak();
 };
 

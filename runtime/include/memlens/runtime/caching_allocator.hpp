@@ -7,8 +7,8 @@
 #include <deque>
 #include <map>
 #include <memory>
+#include <absl/container/flat_hash_map.h>
 #include <set>
-#include <unordered_map>
 
 #include "memlens/runtime/allocator.hpp"
 #include "memlens/runtime/allocator_config.hpp"
@@ -72,11 +72,28 @@ class CachingAllocator final : public Allocator {
   std::size_t largest_free_block() const;
   std::size_t cached_free_bytes() const;
 
+  Block* new_block(std::size_t size, StreamId stream, char* ptr, BlockPool* pool, Expandable* e = nullptr);
+  void delete_block(Block* b);
+  void pool_insert(BlockPool* pool, Block* b);
+  template <class Key>
+  void pool_erase(BlockPool* pool, Key key);
+
+  // Best fit: by stream, then size, then address (PyTorch's BlockComparatorSize).
+  struct BySize {
+    bool operator()(const Block* a, const Block* b) const;
+  };
+  using BlockSet = std::set<Block*, BySize>;
+
   std::unique_ptr<MemorySource> source_;
   AllocatorConfig config_;
   StreamEvents* events_;
   std::unique_ptr<BlockPool> small_, large_;
-  std::unordered_map<void*, Block*> active_;    // allocated (and pending-free) blocks by address
+  // Allocated (and pending-free) blocks by address; absl's flat map allocates no nodes.
+  absl::flat_hash_map<void*, Block*> active_;
+  // Recycled Block objects and one recycled pool-set node: a hot alloc/free pair, which
+  // splits a block and merges it back, calls no malloc.
+  std::vector<Block*> spare_blocks_;
+  BlockSet::node_type spare_node_;
   std::map<std::uintptr_t, Block*> segments_;   // segment heads by address
   std::deque<std::pair<Block*, std::pair<StreamId, std::uint64_t>>> pending_;  // frees waiting on streams
   std::vector<std::unique_ptr<Expandable>> expandables_;
