@@ -86,6 +86,16 @@ Tensor expand_alias(const Tensor& t, const Shape& shape) {
 }
 }  // namespace detail
 
+namespace {
+// The view both `view` and `reshape` return once the strides are known.
+Tensor view_as(const Tensor& self, Shape shape, Shape stride) {
+  Tensor out = make_view(self, std::move(shape), std::move(stride), self.storage_offset());
+  autograd::record(out, "ViewBackward0", {self},
+                   [s = self.sizes()](const Tensor& g, const Node&) { return Grads{reshape_backward(g, s)}; });
+  return out;
+}
+}  // namespace
+
 Tensor Tensor::view(Shape shape) const {
   shape = infer_size(std::move(shape), numel());
   auto stride = compute_stride(sizes(), strides(), shape);
@@ -94,15 +104,13 @@ Tensor Tensor::view(Shape shape) const {
         "view size is not compatible with input tensor's size and stride (at least one dimension spans across two "
         "contiguous subspaces). Use .reshape(...) instead. (input sizes " + shape_str(sizes()) + ", strides " +
         shape_str(strides()) + "; requested view " + shape_str(shape) + ")");
-  Tensor out = make_view(*this, shape, *stride, storage_offset());
-  autograd::record(out, "ViewBackward0", {*this},
-                   [s = sizes()](const Tensor& g, const Node&) { return Grads{reshape_backward(g, s)}; });
-  return out;
+  return view_as(*this, std::move(shape), std::move(*stride));
 }
 
+// A view when the strides allow one (then it costs what view costs), else a copy.
 Tensor Tensor::reshape(Shape shape) const {
   shape = infer_size(std::move(shape), numel());
-  if (compute_stride(sizes(), strides(), shape)) return view(shape);
+  if (auto stride = compute_stride(sizes(), strides(), shape)) return view_as(*this, std::move(shape), std::move(*stride));
   return clone().view(shape);
 }
 
