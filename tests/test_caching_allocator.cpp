@@ -2,6 +2,8 @@
 #include <catch2/catch.hpp>
 #include <memlens/runtime.hpp>
 #include <memlens/runtime/caching_allocator.hpp>
+#include <memlens/runtime/cuda_source.hpp>
+#include <map>
 #include <random>
 #include <thread>
 
@@ -176,8 +178,18 @@ TEST_CASE("max_split_size: oversize blocks are neither split nor used for small 
   CHECK(f.alloc->config_string() == "max_split_size_mb:40,roundup_power2_divisions:0,expandable_segments:False");
 }
 
+namespace {
+// Counts what the allocator reports, by kind.
+struct CountingObserver : AllocatorObserver {
+  std::map<AllocatorEvent::Kind, int> seen;
+  void on_event(const AllocatorEvent& e) override { ++seen[e.kind]; }
+};
+}  // namespace
+
 TEST_CASE("OOM is staged: free the cache - retry - then a clear error") {
   Fixture f(64 * MiB);
+  CountingObserver counts;
+  f.alloc->add_observer(&counts);
   void* a = f.alloc->allocate(30 * MiB);
   void* b = f.alloc->allocate(30 * MiB);
   f.alloc->deallocate(b);  // cached
@@ -193,6 +205,13 @@ TEST_CASE("OOM is staged: free the cache - retry - then a clear error") {
   f.alloc->deallocate(a);
   f.alloc->deallocate(c);
   CHECK(f.stats().allocated_bytes.all.current == 0);
+  // Every failed attempt was reported: 32 MiB failed once, 40 MiB before and after its retry.
+  using K = AllocatorEvent::Kind;
+  CHECK(counts.seen[K::SegmentAllocFailed] == 3);
+  CHECK(counts.seen[K::AllocRetry] == 2);
+  CHECK(counts.seen[K::Oom] == 1);
+  CHECK(counts.seen[K::SegmentFree] == 1);
+  f.alloc->remove_observer(&counts);
   void* d = f.alloc->allocate(40 * MiB);  // the program goes on
   f.alloc->deallocate(d);
 }
@@ -359,4 +378,23 @@ TEST_CASE("eight threads allocating and freeing keep the statistics balanced", "
   CHECK(s.requested_bytes.all.current == 0);
   f.alloc->empty_cache();
   CHECK(f.stats().reserved_bytes.all.current == 0);
+}
+
+TEST_CASE("the caching allocator on cudaMalloc", "[gpu]") {
+  std::string reason = cuda_unavailable_reason();
+  if (reason.rfind("no CUDA device", 0) == 0 || !cuda_source_available()) {
+    WARN("skipped: " << reason);
+    CHECK_THROWS_AS(CudaSource(0), DeviceError);
+    return;
+  }
+  CachingAllocator alloc(std::make_unique<CudaSource>(0));
+  void* a = alloc.allocate(1000);
+  void* b = alloc.allocate(1000);
+  CHECK(reinterpret_cast<std::uintptr_t>(b) - reinterpret_cast<std::uintptr_t>(a) == 1024);
+  CHECK(alloc.stats().reserved_bytes.all.current == static_cast<std::int64_t>(2 * MiB));
+  alloc.deallocate(a);
+  alloc.deallocate(b);
+  alloc.empty_cache();
+  CHECK(alloc.stats().reserved_bytes.all.current == 0);
+  CHECK_THROWS_AS(alloc.allocate(std::size_t{1} << 50), OutOfMemoryError);
 }

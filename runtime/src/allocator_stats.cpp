@@ -71,6 +71,7 @@ void StatsObserver::on_event(const AllocatorEvent& e) {
       if (e.split_bytes) s.inactive_split_bytes.update(e.pool, e.split_bytes);
       break;
     case K::AllocRetry: ++s.num_alloc_retries; break;
+    case K::SegmentAllocFailed: break;
     case K::Oom: ++s.num_ooms; break;
   }
 }

@@ -209,7 +209,11 @@ bool CachingAllocator::alloc_segment(const Request& r) {
   if (config_.expandable_segments) return grow_expandable(r);
   std::size_t size = allocation_size(r.size);
   void* p = source_->acquire(size);
-  if (!p) return false;
+  if (!p) {
+    notify({.kind = Kind::SegmentAllocFailed, .pool = r.pool->kind, .size = static_cast<std::int64_t>(size),
+            .requested = static_cast<std::int64_t>(r.requested), .stream = r.stream});
+    return false;
+  }
   Block* b = new_block(size, r.stream, static_cast<char*>(p), r.pool);
   segments_.emplace(b->address(), b);
   pool_insert(r.pool, b);
@@ -232,7 +236,11 @@ bool CachingAllocator::grow_expandable(const Request& r) {
   Block* tail = seg->last && !seg->last->allocated && seg->last->event_count == 0 ? seg->last : nullptr;
   std::size_t have = tail ? tail->size : 0;
   std::size_t grow = (r.size - have + kPageSize - 1) / kPageSize * kPageSize;
-  if (seg->mapped + grow > seg->reserved || !source_->map(seg->base + seg->mapped, grow)) return false;
+  if (seg->mapped + grow > seg->reserved || !source_->map(seg->base + seg->mapped, grow)) {
+    notify({.kind = Kind::SegmentAllocFailed, .pool = r.pool->kind, .size = static_cast<std::int64_t>(grow),
+            .requested = static_cast<std::int64_t>(r.requested), .stream = r.stream});
+    return false;
+  }
   char* at = seg->base + seg->mapped;
   seg->mapped += grow;
   notify({.kind = Kind::SegmentAlloc, .pool = r.pool->kind, .address = reinterpret_cast<std::uintptr_t>(at),

@@ -14,6 +14,7 @@ struct AllocatorEvent {
   enum class Kind : std::uint8_t {
     SegmentAlloc,   // a segment (or an expandable segment's new pages) came from the source
     SegmentFree,    // ... went back to it
+    SegmentAllocFailed,  // the source refused a segment (every failed attempt, before any retry)
     Alloc,          // a block was handed out
     FreeRequested,  // the program freed a block (it may wait for recorded streams)
     FreeCompleted,  // the block is back in its pool

@@ -1,0 +1,31 @@
+#pragma once
+// GPU memory from cudaMalloc/cudaFree, a MemorySource for the caching allocator. Built
+// when the CUDA parts are (MEMLENS_CUDA); the CUDA backend (issue 7) puts tensors on it.
+#include <cstddef>
+#include <mutex>
+
+#include "memlens/runtime/memory_source.hpp"
+
+namespace memlens {
+
+class CudaSource final : public MemorySource {
+ public:
+  // Throws DeviceError naming the CUDA call and its error string (e.g. no GPU).
+  explicit CudaSource(int device = 0);
+  void* acquire(std::size_t bytes) override;  // nullptr when cudaMalloc reports out of memory
+  void release(void* ptr, std::size_t bytes) override;
+  Device device() const override { return Device(DeviceType::CUDA, device_); }
+  std::size_t capacity() const override { return capacity_; }
+  std::size_t used() const override;
+
+ private:
+  int device_;
+  std::size_t capacity_ = 0;
+  mutable std::mutex mu_;
+  std::size_t used_ = 0;
+};
+
+// Whether this build has CudaSource (the CUDA parts were compiled).
+bool cuda_source_available();
+
+}  // namespace memlens

@@ -1,0 +1,15 @@
+#include "memlens/runtime/cuda_source.hpp"
+#include "memlens/runtime/errors.hpp"
+
+namespace memlens {
+
+bool cuda_source_available() { return false; }
+
+CudaSource::CudaSource(int device) : device_(device) {
+  throw DeviceError("CudaSource: memlens was built without CUDA (MEMLENS_CUDA=OFF or no nvcc)");
+}
+void* CudaSource::acquire(std::size_t) { return nullptr; }
+void CudaSource::release(void*, std::size_t) {}
+std::size_t CudaSource::used() const { return used_; }
+
+}  // namespace memlens
