@@ -1,0 +1,57 @@
+#pragma once
+// Writes a .memtrace file. One thread owns a writer (the recorder's background thread);
+// events are buffered into chunks, each chunk compressed with zstd, checksummed and
+// appended with the string and site tables it needs written before it. A process that
+// dies leaves every flushed chunk readable.
+#include <cstdio>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include "memlens/profiler/event.hpp"
+#include "memlens/profiler/trace_format.hpp"
+
+namespace memlens::profiler {
+
+class TraceWriter {
+ public:
+  // Creates (truncates) `path` and writes the header; throws TraceError naming the path.
+  TraceWriter(const std::string& path, const TraceHeader& header, std::size_t events_per_chunk = 4096);
+  ~TraceWriter();
+  TraceWriter(const TraceWriter&) = delete;
+  TraceWriter& operator=(const TraceWriter&) = delete;
+
+  // Interned ids are stable for the file; 0 is reserved for "none".
+  std::uint32_t intern_string(std::string_view s);
+  std::uint32_t intern_site(std::string_view file, std::uint32_t line, std::string_view function);
+
+  void write(const Event& e);
+  // Writes pending tables and events as whole chunks and hands them to the OS.
+  void flush();
+  // Flushes, writes the footer (totals, chunk index) and closes. Idempotent.
+  void close();
+
+  const TraceTotals& totals() const { return totals_; }
+  std::uint64_t bytes_written() const { return offset_; }
+
+ private:
+  void write_chunk(ChunkType type, std::uint32_t count, std::uint64_t first_time, const std::string& raw, bool compress);
+  void append_to_file(const void* data, std::size_t n);
+
+  std::FILE* file_ = nullptr;
+  std::string path_;
+  std::size_t events_per_chunk_;
+  std::uint64_t offset_ = 0;
+  std::unordered_map<std::string, std::uint32_t> strings_;
+  std::vector<std::string> pending_strings_;
+  std::uint32_t first_pending_string_ = 1;
+  std::unordered_map<std::string, std::uint32_t> sites_;  // key: file id, line, function id
+  std::vector<Site> pending_sites_;
+  std::uint32_t first_pending_site_ = 1;
+  std::vector<Event> pending_events_;
+  std::vector<ChunkInfo> index_;
+  TraceTotals totals_;
+};
+
+}  // namespace memlens::profiler

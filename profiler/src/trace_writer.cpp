@@ -1,0 +1,176 @@
+#include "memlens/profiler/trace_writer.hpp"
+
+#include <zstd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <nlohmann/json.hpp>
+
+#include "chunk_io.hpp"
+#include "event_codec.hpp"
+
+namespace memlens::profiler {
+
+using namespace chunk_io;
+
+namespace {
+nlohmann::json header_json(const TraceHeader& h) {
+  nlohmann::json devices = nlohmann::json::array();
+  for (auto& d : h.devices) devices.push_back({{"name", d.name}, {"capacity", d.capacity}});
+  return {{"program", h.program}, {"pid", h.pid}, {"clock", h.clock}, {"start_unix_ns", h.start_unix_ns},
+          {"devices", devices}, {"allocator_config", h.allocator_config}, {"notes", h.notes}};
+}
+}  // namespace
+
+TraceWriter::TraceWriter(const std::string& path, const TraceHeader& header, std::size_t events_per_chunk)
+    : path_(path), events_per_chunk_(events_per_chunk ? events_per_chunk : 1) {
+  file_ = std::fopen(path.c_str(), "wb");
+  if (!file_) throw TraceError(path + ": cannot create trace file: " + std::strerror(errno));
+  std::string json = header_json(header).dump();
+  std::string out(kTraceMagic, sizeof kTraceMagic);
+  chunk_io::put<std::uint32_t>(out, kFormatVersion);
+  chunk_io::put<std::uint32_t>(out, static_cast<std::uint32_t>(json.size()));
+  out += json;
+  chunk_io::put<std::uint32_t>(out, crc(json.data(), json.size()));
+  append_to_file(out.data(), out.size());
+  std::fflush(file_);
+  pending_events_.reserve(events_per_chunk_);
+}
+
+TraceWriter::~TraceWriter() {
+  try {
+    close();
+  } catch (const std::exception&) {
+    // A destructor must not throw; the trace stays readable up to its last whole chunk.
+  }
+}
+
+void TraceWriter::append_to_file(const void* data, std::size_t n) {
+  if (std::fwrite(data, 1, n, file_) != n)
+    throw TraceError(path_ + ": write failed: " + std::strerror(errno));
+  offset_ += n;
+}
+
+std::uint32_t TraceWriter::intern_string(std::string_view s) {
+  if (s.empty()) return 0;
+  auto [it, fresh] = strings_.emplace(std::string(s), 0);
+  if (fresh) {
+    it->second = first_pending_string_ + static_cast<std::uint32_t>(pending_strings_.size());
+    pending_strings_.emplace_back(s);
+  }
+  return it->second;
+}
+
+std::uint32_t TraceWriter::intern_site(std::string_view file, std::uint32_t line, std::string_view function) {
+  Site site{intern_string(file), line, intern_string(function)};
+  std::string key = std::to_string(site.file) + ":" + std::to_string(line) + ":" + std::to_string(site.function);
+  auto [it, fresh] = sites_.emplace(key, 0);
+  if (fresh) {
+    it->second = first_pending_site_ + static_cast<std::uint32_t>(pending_sites_.size());
+    pending_sites_.push_back(site);
+  }
+  return it->second;
+}
+
+void TraceWriter::write(const Event& e) {
+  if (!file_) throw TraceError(path_ + ": write after close");
+  pending_events_.push_back(e);
+  if (pending_events_.size() >= events_per_chunk_) flush();
+}
+
+void TraceWriter::write_chunk(ChunkType type, std::uint32_t count, std::uint64_t first_time, const std::string& raw,
+                              bool compress) {
+  std::string stored;
+  std::uint8_t codec = kCodecNone;
+  if (compress) {
+    stored.resize(ZSTD_compressBound(raw.size()));
+    std::size_t n = ZSTD_compress(stored.data(), stored.size(), raw.data(), raw.size(), 3);
+    if (ZSTD_isError(n)) throw TraceError(path_ + ": zstd: " + ZSTD_getErrorName(n));
+    stored.resize(n);
+    codec = kCodecZstd;
+  } else {
+    stored = raw;
+  }
+  std::string head;
+  chunk_io::put<std::uint32_t>(head, kChunkMagic);
+  chunk_io::put<std::uint8_t>(head, static_cast<std::uint8_t>(type));
+  chunk_io::put<std::uint8_t>(head, codec);
+  chunk_io::put<std::uint16_t>(head, 0);
+  chunk_io::put<std::uint32_t>(head, count);
+  chunk_io::put<std::uint64_t>(head, first_time);
+  chunk_io::put<std::uint32_t>(head, static_cast<std::uint32_t>(raw.size()));
+  chunk_io::put<std::uint32_t>(head, static_cast<std::uint32_t>(stored.size()));
+  std::uint32_t sum = crc(head.data() + 4, head.size() - 4);
+  sum = crc(stored.data(), stored.size(), sum);
+  chunk_io::put<std::uint32_t>(head, sum);
+  if (type != ChunkType::Footer) index_.push_back({offset_, type, count, first_time});
+  append_to_file(head.data(), head.size());
+  append_to_file(stored.data(), stored.size());
+}
+
+void TraceWriter::flush() {
+  if (!file_) return;
+  // Tables first: every id an events chunk uses is defined before it.
+  if (!pending_strings_.empty()) {
+    std::string raw;
+    codec::put_varint(raw, first_pending_string_);
+    for (auto& s : pending_strings_) {
+      codec::put_varint(raw, s.size());
+      raw += s;
+    }
+    write_chunk(ChunkType::Strings, static_cast<std::uint32_t>(pending_strings_.size()), 0, raw, true);
+    first_pending_string_ += static_cast<std::uint32_t>(pending_strings_.size());
+    pending_strings_.clear();
+  }
+  if (!pending_sites_.empty()) {
+    std::string raw;
+    codec::put_varint(raw, first_pending_site_);
+    for (auto& s : pending_sites_) {
+      codec::put_varint(raw, s.file);
+      codec::put_varint(raw, s.line);
+      codec::put_varint(raw, s.function);
+    }
+    write_chunk(ChunkType::Sites, static_cast<std::uint32_t>(pending_sites_.size()), 0, raw, true);
+    first_pending_site_ += static_cast<std::uint32_t>(pending_sites_.size());
+    pending_sites_.clear();
+  }
+  if (!pending_events_.empty()) {
+    std::string raw;
+    codec::DeltaState st{pending_events_.front().time_ns, 0};
+    for (auto& e : pending_events_) {
+      codec::encode(raw, e, st);
+      ++totals_.events;
+      ++totals_.by_kind[static_cast<std::size_t>(e.kind)];
+    }
+    write_chunk(ChunkType::Events, static_cast<std::uint32_t>(pending_events_.size()), pending_events_.front().time_ns,
+                raw, true);
+    pending_events_.clear();
+  }
+  if (std::fflush(file_) != 0) throw TraceError(path_ + ": flush failed: " + std::strerror(errno));
+}
+
+void TraceWriter::close() {
+  if (!file_) return;
+  flush();
+  std::string raw;
+  codec::put_varint(raw, totals_.events);
+  for (auto n : totals_.by_kind) codec::put_varint(raw, n);
+  codec::put_varint(raw, index_.size());
+  for (auto& c : index_) {
+    codec::put_varint(raw, c.offset);
+    codec::put_varint(raw, static_cast<std::uint64_t>(c.type));
+    codec::put_varint(raw, c.count);
+    codec::put_varint(raw, c.first_time_ns);
+  }
+  std::uint64_t footer_offset = offset_;
+  write_chunk(ChunkType::Footer, static_cast<std::uint32_t>(index_.size()), 0, raw, false);
+  std::string trailer;
+  chunk_io::put<std::uint64_t>(trailer, footer_offset);
+  trailer.append(kTrailerMagic, sizeof kTrailerMagic);
+  append_to_file(trailer.data(), trailer.size());
+  std::FILE* f = file_;
+  file_ = nullptr;
+  if (std::fclose(f) != 0) throw TraceError(path_ + ": close failed: " + std::strerror(errno));
+}
+
+}  // namespace memlens::profiler
