@@ -54,6 +54,7 @@ void Tensor::set_grad(const Tensor& g) {
 std::shared_ptr<autograd::Node> Tensor::grad_fn() const { return impl().grad_fn; }
 
 void Tensor::backward(const Tensor& gradient, bool retain_graph) const {
+  MEMLENS_API_ENTRY();
   autograd::backward(*this, gradient, retain_graph);
 }
 
@@ -62,7 +63,9 @@ namespace autograd {
 SavedTensor::SavedTensor(const Tensor& t, bool is_output) : defined_(t.defined()) {
   if (!t.defined()) return;
   version_ = t._version();
-  t_ = is_output ? t.detach() : t;
+  t_ = is_output ? detail::as_strided_alias(t, t.sizes(), t.strides(), t.storage_offset()) : t;
+  // A computed tensor kept for backward is an activation (leaves keep their own role).
+  if (is_output || t.grad_fn()) detail::emit_category(t, instrument::Category::Activation);
 }
 
 Tensor SavedTensor::unpack(const Node& owner) const {
@@ -94,7 +97,9 @@ std::vector<Tensor> AccumulateGrad::apply(const Tensor& g) {
   if (!leaf) return {};
   if (!leaf->grad) {
     // Own a fresh, contiguous copy: `g` may be a broadcast view or a tensor the user holds.
-    leaf->grad = g.clone().impl_ptr();
+    Tensor grad = g.clone();
+    detail::emit_category(grad, instrument::Category::Gradient);
+    leaf->grad = grad.impl_ptr();
   } else {
     Tensor acc(leaf->grad);
     acc.add_(g);

@@ -45,13 +45,15 @@ TensorOptions like(const Tensor& t) { return TensorOptions(t.dtype()).device(t.d
 }  // namespace
 
 void manual_seed(std::uint64_t seed) {
+  MEMLENS_API_ENTRY();
   std::lock_guard lock(rng_mu);
   rng().seed(seed);
 }
 
-Tensor empty(Shape sizes, TensorOptions o) { return finish(fresh(sizes, o), o); }
+Tensor empty(Shape sizes, TensorOptions o) { MEMLENS_API_ENTRY(); return finish(fresh(sizes, o), o); }
 
 Tensor full(Shape sizes, Scalar value, TensorOptions o) {
+  MEMLENS_API_ENTRY();
   ScalarType fallback = value.kind() == kBool ? kBool : value.is_integral() ? kInt64 : kFloat32;
   Tensor t = fresh(sizes, o, fallback);
   {
@@ -62,31 +64,35 @@ Tensor full(Shape sizes, Scalar value, TensorOptions o) {
 }
 
 Tensor zeros(Shape sizes, TensorOptions o) {
+  MEMLENS_API_ENTRY();
   Tensor t = fresh(sizes, o);
   std::memset(t.raw_data(), 0, t.nbytes());
   return finish(t, o);
 }
 
-Tensor ones(Shape sizes, TensorOptions o) { return full(std::move(sizes), 1, o.dtype(o.has_dtype() ? o.dtype() : kFloat32)); }
+Tensor ones(Shape sizes, TensorOptions o) { MEMLENS_API_ENTRY(); return full(std::move(sizes), 1, o.dtype(o.has_dtype() ? o.dtype() : kFloat32)); }
 
-Tensor empty_like(const Tensor& t) { return empty(t.sizes(), like(t)); }
-Tensor empty_like(const Tensor& t, TensorOptions o) { return empty(t.sizes(), o); }
-Tensor zeros_like(const Tensor& t) { return zeros(t.sizes(), like(t)); }
-Tensor zeros_like(const Tensor& t, TensorOptions o) { return zeros(t.sizes(), o); }
-Tensor ones_like(const Tensor& t) { return ones(t.sizes(), like(t)); }
-Tensor ones_like(const Tensor& t, TensorOptions o) { return ones(t.sizes(), o); }
+Tensor empty_like(const Tensor& t) { MEMLENS_API_ENTRY(); return empty(t.sizes(), like(t)); }
+Tensor empty_like(const Tensor& t, TensorOptions o) { MEMLENS_API_ENTRY(); return empty(t.sizes(), o); }
+Tensor zeros_like(const Tensor& t) { MEMLENS_API_ENTRY(); return zeros(t.sizes(), like(t)); }
+Tensor zeros_like(const Tensor& t, TensorOptions o) { MEMLENS_API_ENTRY(); return zeros(t.sizes(), o); }
+Tensor ones_like(const Tensor& t) { MEMLENS_API_ENTRY(); return ones(t.sizes(), like(t)); }
+Tensor ones_like(const Tensor& t, TensorOptions o) { MEMLENS_API_ENTRY(); return ones(t.sizes(), o); }
 
 Tensor rand(Shape sizes, TensorOptions o) {
+  MEMLENS_API_ENTRY();
   std::uniform_real_distribution<double> dist(0.0, 1.0);
   return generate(sizes, o, [&](std::mt19937_64& g) { return dist(g); });
 }
 
 Tensor randn(Shape sizes, TensorOptions o) {
+  MEMLENS_API_ENTRY();
   std::normal_distribution<double> dist(0.0, 1.0);
   return generate(sizes, o, [&](std::mt19937_64& g) { return dist(g); });
 }
 
 Tensor randint(std::int64_t low, std::int64_t high, Shape sizes, TensorOptions o) {
+  MEMLENS_API_ENTRY();
   if (low >= high) throw Error("random_ expects 'from' to be less than 'to', but got from=" + std::to_string(low) + " >= to=" + std::to_string(high));
   Tensor t = fresh(sizes, o, kInt64);
   std::uniform_int_distribution<std::int64_t> dist(low, high - 1);
@@ -99,9 +105,10 @@ Tensor randint(std::int64_t low, std::int64_t high, Shape sizes, TensorOptions o
   return t;
 }
 
-Tensor arange(Scalar end, TensorOptions o) { return arange(0, end, 1, o); }
+Tensor arange(Scalar end, TensorOptions o) { MEMLENS_API_ENTRY(); return arange(0, end, 1, o); }
 
 Tensor arange(Scalar start, Scalar end, Scalar step, TensorOptions o) {
+  MEMLENS_API_ENTRY();
   double s = start.to_double(), e = end.to_double(), st = step.to_double();
   if (st == 0) throw Error("step must be nonzero");
   if ((st > 0 && e < s) || (st < 0 && e > s)) throw Error("upper bound and larger bound inconsistent with step sign");
@@ -116,9 +123,10 @@ Tensor arange(Scalar start, Scalar end, Scalar step, TensorOptions o) {
   return finish(t, o);
 }
 
-Tensor eye(std::int64_t n, TensorOptions o) { return eye(n, n, o); }
+Tensor eye(std::int64_t n, TensorOptions o) { MEMLENS_API_ENTRY(); return eye(n, n, o); }
 
 Tensor eye(std::int64_t n, std::int64_t m, TensorOptions o) {
+  MEMLENS_API_ENTRY();
   if (n < 0 || m < 0) throw ShapeError("eye: sizes must be non-negative, got " + std::to_string(n) + ", " + std::to_string(m));
   Tensor t = zeros({n, m}, o.requires_grad(false));
   {
@@ -129,10 +137,12 @@ Tensor eye(std::int64_t n, std::int64_t m, TensorOptions o) {
 }
 
 Tensor tensor(std::initializer_list<double> values, TensorOptions o) {
+  MEMLENS_API_ENTRY();
   return tensor(std::vector<double>(values), {static_cast<std::int64_t>(values.size())}, o);
 }
 
 Tensor tensor(const std::vector<double>& values, Shape sizes, TensorOptions o) {
+  MEMLENS_API_ENTRY();
   if (numel_of(sizes) != static_cast<std::int64_t>(values.size()))
     throw ShapeError("shape '" + shape_str(sizes) + "' is invalid for input of size " + std::to_string(values.size()));
   Tensor t = fresh(sizes, o);
@@ -144,6 +154,6 @@ Tensor tensor(const std::vector<double>& values, Shape sizes, TensorOptions o) {
   return finish(t, o);
 }
 
-Tensor scalar_tensor(Scalar v, TensorOptions o) { return full({}, v, o); }
+Tensor scalar_tensor(Scalar v, TensorOptions o) { MEMLENS_API_ENTRY(); return full({}, v, o); }
 
 }  // namespace memlens

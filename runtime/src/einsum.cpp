@@ -99,6 +99,7 @@ Term contract(const Term& a, const Term& b, const std::string& keep) {
 }  // namespace
 
 Tensor einsum(const std::string& equation, const std::vector<Tensor>& operands) {
+  MEMLENS_API_ENTRY();
   std::string eq;
   for (char c : equation)
     if (c != ' ') eq.push_back(c);

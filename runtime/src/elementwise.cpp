@@ -31,6 +31,7 @@ namespace {
 template <bool kBoolOut, class F>
 Tensor binary_kernel(const Tensor& a, const Tensor& b, ScalarType compute, const char* op, F f) {
   check_same_device(a, b, op);
+  OpTrace trace;
   Shape shape = broadcast_shapes(a.sizes(), b.sizes());
   Tensor x = cast(a, compute), y = cast(b, compute);
   Tensor out = make_tensor(shape, kBoolOut ? kBool : compute, a.device());
@@ -40,12 +41,14 @@ Tensor binary_kernel(const Tensor& a, const Tensor& b, ScalarType compute, const
     map_binary<T, R>(out, expand_alias(x, shape), expand_alias(y, shape),
                      [&](T u, T v) { return static_cast<R>(f(u, v)); });
   });
+  trace.done(op, {&a, &b}, out);
   return out;
 }
 
 // f(x, s) with the scalar converted to the compute type.
 template <bool kBoolOut, class F>
-Tensor scalar_kernel(const Tensor& a, const Scalar& s, ScalarType compute, F f) {
+Tensor scalar_kernel(const Tensor& a, const char* op, const Scalar& s, ScalarType compute, F f) {
+  OpTrace trace;
   Tensor x = cast(a, compute);
   Tensor out = make_tensor(a.sizes(), kBoolOut ? kBool : compute, a.device());
   dispatch(compute, [&](auto tag) {
@@ -54,24 +57,27 @@ Tensor scalar_kernel(const Tensor& a, const Scalar& s, ScalarType compute, F f) 
     T sv = scalar_as<T>(s);
     map_unary<T, R>(out, x, [&](T u) { return static_cast<R>(f(u, sv)); });
   });
+  trace.done(op, {&a}, out);
   return out;
 }
 
 template <class F>
-Tensor unary_kernel(const Tensor& a, ScalarType compute, F f) {
+Tensor unary_kernel(const Tensor& a, const char* op, ScalarType compute, F f) {
+  OpTrace trace;
   Tensor x = cast(a, compute);
   Tensor out = make_tensor(a.sizes(), compute, a.device());
   dispatch(compute, [&](auto tag) {
     using T = decltype(tag);
     map_unary<T, T>(out, x, [&](T u) { return static_cast<T>(f(u)); });
   });
+  trace.done(op, {&a}, out);
   return out;
 }
 
 ScalarType floating(ScalarType t) { return is_floating_point(t) ? t : kFloat32; }
 
 Tensor sign(const Tensor& a) {
-  return unary_kernel(a, a.dtype(), [](auto v) { return (v > decltype(v)(0)) - (v < decltype(v)(0)); });
+  return unary_kernel(a, "sign", a.dtype(), [](auto v) { return (v > decltype(v)(0)) - (v < decltype(v)(0)); });
 }
 
 }  // namespace
@@ -81,6 +87,7 @@ Tensor cast(const Tensor& t, ScalarType dtype) {
   if (t.dtype() == dtype) return t;
   Tensor out = make_tensor(t.sizes(), dtype, t.device());
   copy_into(out, t);
+  emit_copy(t, out, instrument::CopyReason::OpInternal);
   return out;
 }
 }  // namespace detail
@@ -88,6 +95,7 @@ Tensor cast(const Tensor& t, ScalarType dtype) {
 // ---- arithmetic
 
 Tensor Tensor::add(const Tensor& o, Scalar alpha) const {
+  MEMLENS_API_ENTRY();
   ScalarType rt = result_type(*this, o);
   Tensor out = alpha.to_double() == 1.0
                    ? binary_kernel<false>(*this, o, rt, "add", [](auto u, auto v) { return u + v; })
@@ -102,6 +110,7 @@ Tensor Tensor::add(const Tensor& o, Scalar alpha) const {
 }
 
 Tensor Tensor::sub(const Tensor& o, Scalar alpha) const {
+  MEMLENS_API_ENTRY();
   ScalarType rt = result_type(*this, o);
   if (rt == kBool) throw TypeError("Subtraction, the `-` operator, with two bool tensors is not supported. Use the `^` or `logical_xor()` operator instead.");
   double al = alpha.to_double();
@@ -115,6 +124,7 @@ Tensor Tensor::sub(const Tensor& o, Scalar alpha) const {
 }
 
 Tensor Tensor::mul(const Tensor& o) const {
+  MEMLENS_API_ENTRY();
   Tensor out = binary_kernel<false>(*this, o, result_type(*this, o), "mul", [](auto u, auto v) { return u * v; });
   autograd::record(out, "MulBackward0", {*this, o},
                    [a = SavedTensor(*this), b = SavedTensor(o), sa = sizes(), sb = o.sizes()](const Tensor& g,
@@ -125,6 +135,7 @@ Tensor Tensor::mul(const Tensor& o) const {
 }
 
 Tensor Tensor::div(const Tensor& o) const {
+  MEMLENS_API_ENTRY();
   Tensor out = binary_kernel<false>(*this, o, floating(result_type(*this, o)), "div",
                                     [](auto u, auto v) { return u / v; });
   autograd::record(out, "DivBackward0", {*this, o},
@@ -137,6 +148,7 @@ Tensor Tensor::div(const Tensor& o) const {
 }
 
 Tensor Tensor::pow(const Tensor& e) const {
+  MEMLENS_API_ENTRY();
   Tensor out = binary_kernel<false>(*this, e, result_type(*this, e), "pow", [](auto u, auto v) {
     return static_cast<decltype(u)>(std::pow(static_cast<double>(u), static_cast<double>(v)));
   });
@@ -150,31 +162,36 @@ Tensor Tensor::pow(const Tensor& e) const {
 }
 
 Tensor Tensor::add(Scalar o) const {
-  Tensor out = scalar_kernel<false>(*this, o, result_type(*this, o), [](auto u, auto s) { return u + s; });
+  MEMLENS_API_ENTRY();
+  Tensor out = scalar_kernel<false>(*this, "add", o, result_type(*this, o), [](auto u, auto s) { return u + s; });
   autograd::record(out, "AddBackward1", {*this}, [](const Tensor& g, const Node&) { return Grads{g}; });
   return out;
 }
 
 Tensor Tensor::sub(Scalar o) const {
-  Tensor out = scalar_kernel<false>(*this, o, result_type(*this, o), [](auto u, auto s) { return u - s; });
+  MEMLENS_API_ENTRY();
+  Tensor out = scalar_kernel<false>(*this, "sub", o, result_type(*this, o), [](auto u, auto s) { return u - s; });
   autograd::record(out, "SubBackward1", {*this}, [](const Tensor& g, const Node&) { return Grads{g}; });
   return out;
 }
 
 Tensor Tensor::mul(Scalar o) const {
-  Tensor out = scalar_kernel<false>(*this, o, result_type(*this, o), [](auto u, auto s) { return u * s; });
+  MEMLENS_API_ENTRY();
+  Tensor out = scalar_kernel<false>(*this, "mul", o, result_type(*this, o), [](auto u, auto s) { return u * s; });
   autograd::record(out, "MulBackward1", {*this}, [o](const Tensor& g, const Node&) { return Grads{g * o}; });
   return out;
 }
 
 Tensor Tensor::div(Scalar o) const {
-  Tensor out = scalar_kernel<false>(*this, o, floating(result_type(*this, o)), [](auto u, auto s) { return u / s; });
+  MEMLENS_API_ENTRY();
+  Tensor out = scalar_kernel<false>(*this, "div", o, floating(result_type(*this, o)), [](auto u, auto s) { return u / s; });
   autograd::record(out, "DivBackward1", {*this}, [o](const Tensor& g, const Node&) { return Grads{g / o}; });
   return out;
 }
 
 Tensor Tensor::pow(Scalar e) const {
-  Tensor out = scalar_kernel<false>(*this, e, result_type(*this, e), [](auto u, auto s) {
+  MEMLENS_API_ENTRY();
+  Tensor out = scalar_kernel<false>(*this, "pow", e, result_type(*this, e), [](auto u, auto s) {
     return static_cast<decltype(u)>(std::pow(static_cast<double>(u), static_cast<double>(s)));
   });
   autograd::record(out, "PowBackward0", {*this}, [a = SavedTensor(*this), e](const Tensor& g, const Node& n) {
@@ -186,18 +203,20 @@ Tensor Tensor::pow(Scalar e) const {
 }
 
 // Scalar on the left: `2 * x`, `1 - x`, `1 / x`.
-Tensor operator-(Scalar a, const Tensor& b) { return b.neg().add(a); }
-Tensor operator/(Scalar a, const Tensor& b) { return b.pow(-1).mul(a); }
+Tensor operator-(Scalar a, const Tensor& b) { MEMLENS_API_ENTRY(); return b.neg().add(a); }
+Tensor operator/(Scalar a, const Tensor& b) { MEMLENS_API_ENTRY(); return b.pow(-1).mul(a); }
 
 Tensor Tensor::neg() const {
+  MEMLENS_API_ENTRY();
   if (dtype() == kBool) throw TypeError("Negation, the `-` operator, on a bool tensor is not supported. If you are trying to invert a mask, use the `~` or `logical_not()` operator instead.");
-  Tensor out = unary_kernel(*this, dtype(), [](auto u) { return -u; });
+  Tensor out = unary_kernel(*this, "neg", dtype(), [](auto u) { return -u; });
   autograd::record(out, "NegBackward0", {*this}, [](const Tensor& g, const Node&) { return Grads{g.neg()}; });
   return out;
 }
 
 Tensor Tensor::exp() const {
-  Tensor out = unary_kernel(*this, floating(dtype()), [](auto u) { return std::exp(u); });
+  MEMLENS_API_ENTRY();
+  Tensor out = unary_kernel(*this, "exp", floating(dtype()), [](auto u) { return std::exp(u); });
   autograd::record(out, "ExpBackward0", {*this}, [r = SavedTensor(out, true)](const Tensor& g, const Node& n) {
     return Grads{g * r.unpack(n)};
   });
@@ -205,7 +224,8 @@ Tensor Tensor::exp() const {
 }
 
 Tensor Tensor::log() const {
-  Tensor out = unary_kernel(*this, floating(dtype()), [](auto u) { return std::log(u); });
+  MEMLENS_API_ENTRY();
+  Tensor out = unary_kernel(*this, "log", floating(dtype()), [](auto u) { return std::log(u); });
   autograd::record(out, "LogBackward0", {*this}, [a = SavedTensor(*this)](const Tensor& g, const Node& n) {
     return Grads{g / a.unpack(n)};
   });
@@ -213,7 +233,8 @@ Tensor Tensor::log() const {
 }
 
 Tensor Tensor::sqrt() const {
-  Tensor out = unary_kernel(*this, floating(dtype()), [](auto u) { return std::sqrt(u); });
+  MEMLENS_API_ENTRY();
+  Tensor out = unary_kernel(*this, "sqrt", floating(dtype()), [](auto u) { return std::sqrt(u); });
   autograd::record(out, "SqrtBackward0", {*this}, [r = SavedTensor(out, true)](const Tensor& g, const Node& n) {
     return Grads{g / (r.unpack(n) * 2)};
   });
@@ -221,7 +242,8 @@ Tensor Tensor::sqrt() const {
 }
 
 Tensor Tensor::abs() const {
-  Tensor out = unary_kernel(*this, dtype(), [](auto u) { return u < decltype(u)(0) ? -u : u; });
+  MEMLENS_API_ENTRY();
+  Tensor out = unary_kernel(*this, "abs", dtype(), [](auto u) { return u < decltype(u)(0) ? -u : u; });
   autograd::record(out, "AbsBackward0", {*this}, [a = SavedTensor(*this)](const Tensor& g, const Node& n) {
     return Grads{g * sign(a.unpack(n))};
   });
@@ -229,7 +251,8 @@ Tensor Tensor::abs() const {
 }
 
 Tensor Tensor::relu() const {
-  Tensor out = unary_kernel(*this, dtype(), [](auto u) { return u > decltype(u)(0) ? u : decltype(u)(0); });
+  MEMLENS_API_ENTRY();
+  Tensor out = unary_kernel(*this, "relu", dtype(), [](auto u) { return u > decltype(u)(0) ? u : decltype(u)(0); });
   autograd::record(out, "ReluBackward0", {*this}, [r = SavedTensor(out, true)](const Tensor& g, const Node& n) {
     return Grads{g * r.unpack(n).gt(0).to(g.dtype())};
   });
@@ -237,7 +260,8 @@ Tensor Tensor::relu() const {
 }
 
 Tensor Tensor::sigmoid() const {
-  Tensor out = unary_kernel(*this, floating(dtype()), [](auto u) { return 1 / (1 + std::exp(-u)); });
+  MEMLENS_API_ENTRY();
+  Tensor out = unary_kernel(*this, "sigmoid", floating(dtype()), [](auto u) { return 1 / (1 + std::exp(-u)); });
   autograd::record(out, "SigmoidBackward0", {*this}, [r = SavedTensor(out, true)](const Tensor& g, const Node& n) {
     Tensor rv = r.unpack(n);
     return Grads{g * rv * (1 - rv)};
@@ -246,7 +270,8 @@ Tensor Tensor::sigmoid() const {
 }
 
 Tensor Tensor::tanh() const {
-  Tensor out = unary_kernel(*this, floating(dtype()), [](auto u) { return std::tanh(u); });
+  MEMLENS_API_ENTRY();
+  Tensor out = unary_kernel(*this, "tanh", floating(dtype()), [](auto u) { return std::tanh(u); });
   autograd::record(out, "TanhBackward0", {*this}, [r = SavedTensor(out, true)](const Tensor& g, const Node& n) {
     Tensor rv = r.unpack(n);
     return Grads{g * (1 - rv * rv)};
@@ -255,9 +280,10 @@ Tensor Tensor::tanh() const {
 }
 
 Tensor Tensor::clamp(std::optional<Scalar> lo, std::optional<Scalar> hi) const {
+  MEMLENS_API_ENTRY();
   if (!lo && !hi) throw Error("torch.clamp: At least one of 'min' or 'max' must not be None");
   double l = lo ? lo->to_double() : -INFINITY, h = hi ? hi->to_double() : INFINITY;
-  Tensor out = unary_kernel(*this, dtype(), [l, h](auto u) {
+  Tensor out = unary_kernel(*this, "clamp", dtype(), [l, h](auto u) {
     using T = decltype(u);
     double v = static_cast<double>(u);
     return v < l ? static_cast<T>(l) : v > h ? static_cast<T>(h) : u;
@@ -273,10 +299,12 @@ Tensor Tensor::clamp(std::optional<Scalar> lo, std::optional<Scalar> hi) const {
 
 #define MEMLENS_COMPARISON(name, expr)                                                                 \
   Tensor Tensor::name(const Tensor& o) const {                                                         \
+    MEMLENS_API_ENTRY();                                                                               \
     return binary_kernel<true>(*this, o, result_type(*this, o), #name, [](auto u, auto v) { return expr; }); \
   }                                                                                                    \
   Tensor Tensor::name(Scalar o) const {                                                                \
-    return scalar_kernel<true>(*this, o, result_type(*this, o), [](auto u, auto v) { return expr; });     \
+    MEMLENS_API_ENTRY();                                                                               \
+    return scalar_kernel<true>(*this, #name, o, result_type(*this, o), [](auto u, auto v) { return expr; });     \
   }
 MEMLENS_COMPARISON(eq, u == v)
 MEMLENS_COMPARISON(ne, u != v)
@@ -287,6 +315,7 @@ MEMLENS_COMPARISON(ge, u >= v)
 #undef MEMLENS_COMPARISON
 
 Tensor where(const Tensor& cond, const Tensor& a, const Tensor& b) {
+  MEMLENS_API_ENTRY();
   if (cond.dtype() != kBool) throw TypeError("where expected condition to be a boolean tensor, but got a tensor with dtype " + std::string(type_name(cond.dtype())));
   Tensor c = cond.to(a.dtype());
   return a * c + b * (1 - c);
@@ -351,44 +380,53 @@ void raw_scalar(Tensor& self, const Scalar& s, const char* op, F f) {
 }  // namespace
 
 Tensor& Tensor::add_(const Tensor& o, Scalar alpha) {
+  MEMLENS_API_ENTRY();
   double al = alpha.to_double();
   return inplace(
       *this, &o, [&] { raw_binary(*this, o, "add_", [al](auto u, auto v) { return u + static_cast<decltype(u)>(al * static_cast<double>(v)); }); },
       [&](const Tensor& c) { return c.add(o, alpha); });
 }
 Tensor& Tensor::sub_(const Tensor& o, Scalar alpha) {
+  MEMLENS_API_ENTRY();
   double al = alpha.to_double();
   return inplace(
       *this, &o, [&] { raw_binary(*this, o, "sub_", [al](auto u, auto v) { return u - static_cast<decltype(u)>(al * static_cast<double>(v)); }); },
       [&](const Tensor& c) { return c.sub(o, alpha); });
 }
 Tensor& Tensor::mul_(const Tensor& o) {
+  MEMLENS_API_ENTRY();
   return inplace(*this, &o, [&] { raw_binary(*this, o, "mul_", [](auto u, auto v) { return u * v; }); },
                  [&](const Tensor& c) { return c.mul(o); });
 }
 Tensor& Tensor::div_(const Tensor& o) {
+  MEMLENS_API_ENTRY();
   if (!is_floating_point()) throw TypeError("result type float can't be cast to the desired output type " + std::string(type_name(dtype())) + " in div_");
   return inplace(*this, &o, [&] { raw_binary(*this, o, "div_", [](auto u, auto v) { return u / v; }); },
                  [&](const Tensor& c) { return c.div(o); });
 }
 Tensor& Tensor::add_(Scalar s) {
+  MEMLENS_API_ENTRY();
   return inplace(*this, nullptr, [&] { raw_scalar(*this, s, "add_", [](auto u, auto v) { return u + v; }); },
                  [&](const Tensor& c) { return c.add(s); });
 }
 Tensor& Tensor::sub_(Scalar s) {
+  MEMLENS_API_ENTRY();
   return inplace(*this, nullptr, [&] { raw_scalar(*this, s, "sub_", [](auto u, auto v) { return u - v; }); },
                  [&](const Tensor& c) { return c.sub(s); });
 }
 Tensor& Tensor::mul_(Scalar s) {
+  MEMLENS_API_ENTRY();
   return inplace(*this, nullptr, [&] { raw_scalar(*this, s, "mul_", [](auto u, auto v) { return u * v; }); },
                  [&](const Tensor& c) { return c.mul(s); });
 }
 Tensor& Tensor::div_(Scalar s) {
+  MEMLENS_API_ENTRY();
   if (!is_floating_point()) throw TypeError("result type float can't be cast to the desired output type " + std::string(type_name(dtype())) + " in div_");
   return inplace(*this, nullptr, [&] { raw_scalar(*this, s, "div_", [](auto u, auto v) { return u / v; }); },
                  [&](const Tensor& c) { return c.div(s); });
 }
 Tensor& Tensor::clamp_(std::optional<Scalar> lo, std::optional<Scalar> hi) {
+  MEMLENS_API_ENTRY();
   return inplace(*this, nullptr,
                  [&] {
                    Tensor r = clamp(lo, hi);
@@ -397,6 +435,7 @@ Tensor& Tensor::clamp_(std::optional<Scalar> lo, std::optional<Scalar> hi) {
                  [&](const Tensor& c) { return c.clamp(lo, hi); });
 }
 Tensor& Tensor::fill_(Scalar v) {
+  MEMLENS_API_ENTRY();
   autograd::check_inplace(*this);
   // Written without reading: the storage may still be uninitialised.
   dispatch(dtype(), [&](auto tag) {
@@ -411,61 +450,66 @@ Tensor& Tensor::fill_(Scalar v) {
   if (GradMode::is_enabled() && grad_fn()) unsafe_impl()->grad_fn = nullptr;  // history overwritten
   return *this;
 }
-Tensor& Tensor::zero_() { return fill_(0); }
+Tensor& Tensor::zero_() { MEMLENS_API_ENTRY(); return fill_(0); }
 
 Tensor& Tensor::copy_(const Tensor& src) {
+  MEMLENS_API_ENTRY();
   check_defined(src, "copy_");
-  return inplace(*this, &src, [&] { copy_into(*this, src); },
+  return inplace(*this, &src,
+                 [&] {
+                   copy_into(*this, src);
+                   emit_copy(src, *this, instrument::CopyReason::Copy);
+                 },
                  [&](const Tensor&) { return src.to(device()).to(dtype()).expand(sizes()).clone(); });
 }
 
 // ---- operator spellings
 
-Tensor operator+(const Tensor& a, const Tensor& b) { return a.add(b); }
-Tensor operator-(const Tensor& a, const Tensor& b) { return a.sub(b); }
-Tensor operator*(const Tensor& a, const Tensor& b) { return a.mul(b); }
-Tensor operator/(const Tensor& a, const Tensor& b) { return a.div(b); }
-Tensor operator+(const Tensor& a, Scalar b) { return a.add(b); }
-Tensor operator-(const Tensor& a, Scalar b) { return a.sub(b); }
-Tensor operator*(const Tensor& a, Scalar b) { return a.mul(b); }
-Tensor operator/(const Tensor& a, Scalar b) { return a.div(b); }
-Tensor operator+(Scalar a, const Tensor& b) { return b.add(a); }
-Tensor operator*(Scalar a, const Tensor& b) { return b.mul(a); }
-Tensor operator-(const Tensor& a) { return a.neg(); }
-Tensor operator==(const Tensor& a, const Tensor& b) { return a.eq(b); }
-Tensor operator!=(const Tensor& a, const Tensor& b) { return a.ne(b); }
-Tensor operator<(const Tensor& a, const Tensor& b) { return a.lt(b); }
-Tensor operator<=(const Tensor& a, const Tensor& b) { return a.le(b); }
-Tensor operator>(const Tensor& a, const Tensor& b) { return a.gt(b); }
-Tensor operator>=(const Tensor& a, const Tensor& b) { return a.ge(b); }
-Tensor operator==(const Tensor& a, Scalar b) { return a.eq(b); }
-Tensor operator!=(const Tensor& a, Scalar b) { return a.ne(b); }
-Tensor operator<(const Tensor& a, Scalar b) { return a.lt(b); }
-Tensor operator<=(const Tensor& a, Scalar b) { return a.le(b); }
-Tensor operator>(const Tensor& a, Scalar b) { return a.gt(b); }
-Tensor operator>=(const Tensor& a, Scalar b) { return a.ge(b); }
-Tensor& operator+=(Tensor& a, const Tensor& b) { return a.add_(b); }
-Tensor& operator-=(Tensor& a, const Tensor& b) { return a.sub_(b); }
-Tensor& operator*=(Tensor& a, const Tensor& b) { return a.mul_(b); }
-Tensor& operator/=(Tensor& a, const Tensor& b) { return a.div_(b); }
-Tensor& operator+=(Tensor& a, Scalar b) { return a.add_(b); }
-Tensor& operator-=(Tensor& a, Scalar b) { return a.sub_(b); }
-Tensor& operator*=(Tensor& a, Scalar b) { return a.mul_(b); }
-Tensor& operator/=(Tensor& a, Scalar b) { return a.div_(b); }
-Tensor& operator+=(Tensor&& a, const Tensor& b) { return a.add_(b); }
-Tensor& operator+=(Tensor&& a, Scalar b) { return a.add_(b); }
+Tensor operator+(const Tensor& a, const Tensor& b) { MEMLENS_API_ENTRY(); return a.add(b); }
+Tensor operator-(const Tensor& a, const Tensor& b) { MEMLENS_API_ENTRY(); return a.sub(b); }
+Tensor operator*(const Tensor& a, const Tensor& b) { MEMLENS_API_ENTRY(); return a.mul(b); }
+Tensor operator/(const Tensor& a, const Tensor& b) { MEMLENS_API_ENTRY(); return a.div(b); }
+Tensor operator+(const Tensor& a, Scalar b) { MEMLENS_API_ENTRY(); return a.add(b); }
+Tensor operator-(const Tensor& a, Scalar b) { MEMLENS_API_ENTRY(); return a.sub(b); }
+Tensor operator*(const Tensor& a, Scalar b) { MEMLENS_API_ENTRY(); return a.mul(b); }
+Tensor operator/(const Tensor& a, Scalar b) { MEMLENS_API_ENTRY(); return a.div(b); }
+Tensor operator+(Scalar a, const Tensor& b) { MEMLENS_API_ENTRY(); return b.add(a); }
+Tensor operator*(Scalar a, const Tensor& b) { MEMLENS_API_ENTRY(); return b.mul(a); }
+Tensor operator-(const Tensor& a) { MEMLENS_API_ENTRY(); return a.neg(); }
+Tensor operator==(const Tensor& a, const Tensor& b) { MEMLENS_API_ENTRY(); return a.eq(b); }
+Tensor operator!=(const Tensor& a, const Tensor& b) { MEMLENS_API_ENTRY(); return a.ne(b); }
+Tensor operator<(const Tensor& a, const Tensor& b) { MEMLENS_API_ENTRY(); return a.lt(b); }
+Tensor operator<=(const Tensor& a, const Tensor& b) { MEMLENS_API_ENTRY(); return a.le(b); }
+Tensor operator>(const Tensor& a, const Tensor& b) { MEMLENS_API_ENTRY(); return a.gt(b); }
+Tensor operator>=(const Tensor& a, const Tensor& b) { MEMLENS_API_ENTRY(); return a.ge(b); }
+Tensor operator==(const Tensor& a, Scalar b) { MEMLENS_API_ENTRY(); return a.eq(b); }
+Tensor operator!=(const Tensor& a, Scalar b) { MEMLENS_API_ENTRY(); return a.ne(b); }
+Tensor operator<(const Tensor& a, Scalar b) { MEMLENS_API_ENTRY(); return a.lt(b); }
+Tensor operator<=(const Tensor& a, Scalar b) { MEMLENS_API_ENTRY(); return a.le(b); }
+Tensor operator>(const Tensor& a, Scalar b) { MEMLENS_API_ENTRY(); return a.gt(b); }
+Tensor operator>=(const Tensor& a, Scalar b) { MEMLENS_API_ENTRY(); return a.ge(b); }
+Tensor& operator+=(Tensor& a, const Tensor& b) { MEMLENS_API_ENTRY(); return a.add_(b); }
+Tensor& operator-=(Tensor& a, const Tensor& b) { MEMLENS_API_ENTRY(); return a.sub_(b); }
+Tensor& operator*=(Tensor& a, const Tensor& b) { MEMLENS_API_ENTRY(); return a.mul_(b); }
+Tensor& operator/=(Tensor& a, const Tensor& b) { MEMLENS_API_ENTRY(); return a.div_(b); }
+Tensor& operator+=(Tensor& a, Scalar b) { MEMLENS_API_ENTRY(); return a.add_(b); }
+Tensor& operator-=(Tensor& a, Scalar b) { MEMLENS_API_ENTRY(); return a.sub_(b); }
+Tensor& operator*=(Tensor& a, Scalar b) { MEMLENS_API_ENTRY(); return a.mul_(b); }
+Tensor& operator/=(Tensor& a, Scalar b) { MEMLENS_API_ENTRY(); return a.div_(b); }
+Tensor& operator+=(Tensor&& a, const Tensor& b) { MEMLENS_API_ENTRY(); return a.add_(b); }
+Tensor& operator+=(Tensor&& a, Scalar b) { MEMLENS_API_ENTRY(); return a.add_(b); }
 
-Tensor add(const Tensor& a, const Tensor& b) { return a.add(b); }
-Tensor sub(const Tensor& a, const Tensor& b) { return a.sub(b); }
-Tensor mul(const Tensor& a, const Tensor& b) { return a.mul(b); }
-Tensor div(const Tensor& a, const Tensor& b) { return a.div(b); }
-Tensor pow(const Tensor& a, Scalar e) { return a.pow(e); }
-Tensor exp(const Tensor& a) { return a.exp(); }
-Tensor log(const Tensor& a) { return a.log(); }
-Tensor sqrt(const Tensor& a) { return a.sqrt(); }
-Tensor abs(const Tensor& a) { return a.abs(); }
-Tensor relu(const Tensor& a) { return a.relu(); }
-Tensor sigmoid(const Tensor& a) { return a.sigmoid(); }
-Tensor tanh(const Tensor& a) { return a.tanh(); }
+Tensor add(const Tensor& a, const Tensor& b) { MEMLENS_API_ENTRY(); return a.add(b); }
+Tensor sub(const Tensor& a, const Tensor& b) { MEMLENS_API_ENTRY(); return a.sub(b); }
+Tensor mul(const Tensor& a, const Tensor& b) { MEMLENS_API_ENTRY(); return a.mul(b); }
+Tensor div(const Tensor& a, const Tensor& b) { MEMLENS_API_ENTRY(); return a.div(b); }
+Tensor pow(const Tensor& a, Scalar e) { MEMLENS_API_ENTRY(); return a.pow(e); }
+Tensor exp(const Tensor& a) { MEMLENS_API_ENTRY(); return a.exp(); }
+Tensor log(const Tensor& a) { MEMLENS_API_ENTRY(); return a.log(); }
+Tensor sqrt(const Tensor& a) { MEMLENS_API_ENTRY(); return a.sqrt(); }
+Tensor abs(const Tensor& a) { MEMLENS_API_ENTRY(); return a.abs(); }
+Tensor relu(const Tensor& a) { MEMLENS_API_ENTRY(); return a.relu(); }
+Tensor sigmoid(const Tensor& a) { MEMLENS_API_ENTRY(); return a.sigmoid(); }
+Tensor tanh(const Tensor& a) { MEMLENS_API_ENTRY(); return a.tanh(); }
 
 }  // namespace memlens

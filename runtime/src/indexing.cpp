@@ -61,11 +61,12 @@ Tensor apply_index(const Tensor& self, const std::vector<TensorIndex>& idx) {
 
 }  // namespace
 
-Tensor Tensor::index(std::initializer_list<TensorIndex> idx) const { return apply_index(*this, idx); }
-Tensor Tensor::index(const std::vector<TensorIndex>& idx) const { return apply_index(*this, idx); }
+Tensor Tensor::index(std::initializer_list<TensorIndex> idx) const { MEMLENS_API_ENTRY(); return apply_index(*this, idx); }
+Tensor Tensor::index(const std::vector<TensorIndex>& idx) const { MEMLENS_API_ENTRY(); return apply_index(*this, idx); }
 Tensor Tensor::operator[](const Tensor& idx) const { return apply_index(*this, {TensorIndex(idx)}); }
 
 Tensor& Tensor::index_put_(const std::vector<TensorIndex>& idx, const Tensor& value) {
+  MEMLENS_API_ENTRY();
   for (auto& it : idx)
     if (std::holds_alternative<std::shared_ptr<TensorImpl>>(it.value()))
       throw IndexError("memlens: index_put_ with tensor indices is not supported; use integers and slices");
@@ -76,6 +77,7 @@ Tensor& Tensor::index_put_(const std::vector<TensorIndex>& idx, const Tensor& va
 }
 
 Tensor& Tensor::index_put_(const std::vector<TensorIndex>& idx, Scalar value) {
+  MEMLENS_API_ENTRY();
   for (auto& it : idx)
     if (std::holds_alternative<std::shared_ptr<TensorImpl>>(it.value()))
       throw IndexError("memlens: index_put_ with tensor indices is not supported; use integers and slices");
@@ -85,12 +87,14 @@ Tensor& Tensor::index_put_(const std::vector<TensorIndex>& idx, Scalar value) {
 }
 
 Tensor Tensor::index_select(std::int64_t d, const Tensor& index) const {
+  MEMLENS_API_ENTRY();
   check_same_device(*this, index, "index_select");
   if (index.dtype() != kInt64)
     throw TypeError("index_select(): Expected dtype int64 for index but got " + std::string(type_name(index.dtype())));
   if (index.dim() > 1) throw IndexError("index_select(): Index is supposed to be a vector");
   d = wrap_dim(d, dim());
   std::int64_t n = dim() == 0 ? 1 : size(d);
+  OpTrace trace;
   Tensor idx = index.contiguous().reshape({-1});
   const auto* ip = static_cast<const std::int64_t*>(idx.raw_data());
   Shape out_shape = sizes();
@@ -105,6 +109,8 @@ Tensor Tensor::index_select(std::int64_t d, const Tensor& index) const {
     if (dim() == 0) copy_into(out, *this);
     else copy_into(as_strided_alias(out, out.sizes(), out.strides(), 0).select(d, k), select(d, i));
   }
+  emit_copy(*this, out, instrument::CopyReason::Index);
+  trace.done("index_select", {this, &index}, out);
   autograd::record(out, "IndexSelectBackward0", {*this}, [in = sizes(), d, idx](const Tensor& g, const Node&) {
     Tensor gi = zeros(in, TensorOptions(g.dtype()).device(g.device()));
     const auto* p = static_cast<const std::int64_t*>(idx.raw_data());
@@ -121,9 +127,11 @@ Tensor Tensor::index_select(std::int64_t d, const Tensor& index) const {
 }
 
 Tensor Tensor::masked_select(const Tensor& mask) const {
+  MEMLENS_API_ENTRY();
   check_same_device(*this, mask, "masked_select");
   if (mask.dtype() != kBool)
     throw TypeError("masked_select: expected BoolTensor for mask, got " + std::string(type_name(mask.dtype())));
+  OpTrace trace;
   Shape shape = broadcast_shapes(sizes(), mask.sizes());
   Tensor src = expand_alias(*this, shape).contiguous();
   Tensor m = expand_alias(mask, shape).contiguous();
@@ -136,6 +144,8 @@ Tensor Tensor::masked_select(const Tensor& mask) const {
   std::size_t es = element_size();
   for (std::int64_t i = 0, k = 0; i < m.numel(); ++i)
     if (mp[i]) std::memcpy(o + es * static_cast<std::size_t>(k++), s + es * static_cast<std::size_t>(i), es);
+  emit_copy(*this, out, instrument::CopyReason::Index);
+  trace.done("masked_select", {this, &mask}, out);
   autograd::record(out, "MaskedSelectBackward0", {*this}, [in = sizes(), shape, m](const Tensor& g, const Node&) {
     Tensor gi = zeros(shape, TensorOptions(g.dtype()).device(g.device()));
     Tensor gc = g.contiguous();
@@ -151,6 +161,7 @@ Tensor Tensor::masked_select(const Tensor& mask) const {
 }
 
 Tensor cat(const std::vector<Tensor>& tensors, std::int64_t d) {
+  MEMLENS_API_ENTRY();
   if (tensors.empty()) throw Error("torch.cat(): expected a non-empty list of Tensors");
   const Tensor& first = tensors[0];
   d = wrap_dim(d, first.dim());

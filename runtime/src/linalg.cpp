@@ -26,7 +26,7 @@ BlasOperand blas_operand(const Tensor& m) {
     return {m, CblasNoTrans, static_cast<int>(m.stride(0))};
   if (m.stride(0) == 1 && m.stride(1) >= std::max<std::int64_t>(1, rows))
     return {m, CblasTrans, static_cast<int>(m.stride(1))};
-  Tensor c = m.contiguous();  // an op-internal layout copy
+  Tensor c = layout_copy(m, instrument::CopyReason::OpInternal);
   return {c, CblasNoTrans, static_cast<int>(std::max<std::int64_t>(1, cols))};
 }
 
@@ -74,14 +74,17 @@ void check_matmul_types(const Tensor& a, const Tensor& b, const char* op) {
 }  // namespace
 
 Tensor Tensor::mm(const Tensor& o) const {
+  MEMLENS_API_ENTRY();
   check_matmul_types(*this, o, "mm");
   if (dim() != 2) throw ShapeError("self must be a matrix");
   if (o.dim() != 2) throw ShapeError("mat2 must be a matrix");
   if (size(1) != o.size(0))
     throw ShapeError("mat1 and mat2 shapes cannot be multiplied (" + std::to_string(size(0)) + "x" +
                      std::to_string(size(1)) + " and " + std::to_string(o.size(0)) + "x" + std::to_string(o.size(1)) + ")");
+  OpTrace trace;
   Tensor out = make_tensor({size(0), o.size(1)}, dtype(), device());
   gemm_into(out, *this, o);
+  trace.done("mm", {this, &o}, out);
   autograd::record(out, "MmBackward0", {*this, o},
                    [a = SavedTensor(*this), b = SavedTensor(o)](const Tensor& g, const Node& n) {
                      return Grads{g.mm(b.unpack(n).t()), a.unpack(n).t().mm(g)};
@@ -90,6 +93,7 @@ Tensor Tensor::mm(const Tensor& o) const {
 }
 
 Tensor Tensor::bmm(const Tensor& o) const {
+  MEMLENS_API_ENTRY();
   check_matmul_types(*this, o, "bmm");
   if (dim() != 3) throw ShapeError("batch1 must be a 3D tensor");
   if (o.dim() != 3) throw ShapeError("batch2 must be a 3D tensor");
@@ -97,6 +101,7 @@ Tensor Tensor::bmm(const Tensor& o) const {
     throw ShapeError("Expected size for first two dimensions of batch2 tensor to be: [" + std::to_string(size(0)) +
                      ", " + std::to_string(size(2)) + "] but got: [" + std::to_string(o.size(0)) + ", " +
                      std::to_string(o.size(1)) + "].");
+  OpTrace trace;
   Tensor out = make_tensor({size(0), size(1), o.size(2)}, dtype(), device());
   for (std::int64_t i = 0; i < size(0); ++i) {
     Tensor oi = as_strided_alias(out, {size(1), o.size(2)}, {out.stride(1), 1}, i * out.stride(0));
@@ -104,6 +109,7 @@ Tensor Tensor::bmm(const Tensor& o) const {
     Tensor bi = as_strided_alias(o, {o.size(1), o.size(2)}, {o.stride(1), o.stride(2)}, o.storage_offset() + i * o.stride(0));
     gemm_into(oi, ai, bi);
   }
+  trace.done("bmm", {this, &o}, out);
   autograd::record(out, "BmmBackward0", {*this, o},
                    [a = SavedTensor(*this), b = SavedTensor(o)](const Tensor& g, const Node& n) {
                      return Grads{g.bmm(b.unpack(n).transpose(1, 2)), a.unpack(n).transpose(1, 2).bmm(g)};
@@ -114,6 +120,7 @@ Tensor Tensor::bmm(const Tensor& o) const {
 // PyTorch's matmul: dot, mv, vm, mm, and broadcast batched forms, built from mm/bmm and
 // views so autograd follows without code of its own.
 Tensor Tensor::matmul(const Tensor& o) const {
+  MEMLENS_API_ENTRY();
   check_matmul_types(*this, o, "matmul");
   std::int64_t da = dim(), db = o.dim();
   if (da == 0 || db == 0)
@@ -159,8 +166,8 @@ Tensor Tensor::matmul(const Tensor& o) const {
   return out.reshape(result);
 }
 
-Tensor matmul(const Tensor& a, const Tensor& b) { return a.matmul(b); }
-Tensor mm(const Tensor& a, const Tensor& b) { return a.mm(b); }
-Tensor bmm(const Tensor& a, const Tensor& b) { return a.bmm(b); }
+Tensor matmul(const Tensor& a, const Tensor& b) { MEMLENS_API_ENTRY(); return a.matmul(b); }
+Tensor mm(const Tensor& a, const Tensor& b) { MEMLENS_API_ENTRY(); return a.mm(b); }
+Tensor bmm(const Tensor& a, const Tensor& b) { MEMLENS_API_ENTRY(); return a.bmm(b); }
 
 }  // namespace memlens

@@ -3,16 +3,19 @@
 #include <cmath>
 
 #include "memlens/runtime/autograd.hpp"
+#include "tensor_internal.hpp"
 
 namespace memlens::nn {
 
 std::vector<Tensor> Module::parameters() const {
+  MEMLENS_API_ENTRY();
   std::vector<Tensor> out;
   for (auto& [name, p] : named_parameters()) out.push_back(p);
   return out;
 }
 
 std::vector<std::pair<std::string, Tensor>> Module::named_parameters() const {
+  MEMLENS_API_ENTRY();
   std::vector<std::pair<std::string, Tensor>> out = params_;
   for (auto& [prefix, child] : children_)
     for (auto& [name, p] : child->named_parameters()) out.emplace_back(prefix + "." + name, p);
@@ -20,10 +23,12 @@ std::vector<std::pair<std::string, Tensor>> Module::named_parameters() const {
 }
 
 void Module::zero_grad() {
+  MEMLENS_API_ENTRY();
   for (auto& p : parameters()) p.set_grad(Tensor());
 }
 
 void Module::to(const Device& d) {
+  MEMLENS_API_ENTRY();
   NoGradGuard guard;
   for (auto& [name, p] : params_) {
     Tensor moved = p.to(d);
@@ -40,12 +45,15 @@ void Module::to(const Device& d) {
 }
 
 Tensor& Module::register_parameter(std::string name, Tensor t) {
+  MEMLENS_API_ENTRY();
   t.requires_grad_(true);
+  detail::emit_category(t, instrument::Category::Parameter);
   params_.emplace_back(std::move(name), std::move(t));
   return params_.back().second;
 }
 
 void Module::register_module(std::string name, std::shared_ptr<Module> m) {
+  MEMLENS_API_ENTRY();
   children_.emplace_back(std::move(name), std::move(m));
 }
 
@@ -61,6 +69,7 @@ Linear::Linear(std::int64_t in, std::int64_t out, bool with_bias) {
 }
 
 Tensor Linear::forward(const Tensor& x) {
+  MEMLENS_API_ENTRY();
   Tensor y = x.matmul(weight.t());
   return bias.defined() ? y + bias : y;
 }
@@ -76,12 +85,14 @@ Sequential& Sequential::push_back(std::shared_ptr<Module> m) {
 }
 
 Tensor Sequential::forward(const Tensor& x) {
+  MEMLENS_API_ENTRY();
   Tensor h = x;
   for (auto& m : layers_) h = m->forward(h);
   return h;
 }
 
 Tensor MSELoss::operator()(const Tensor& input, const Tensor& target) const {
+  MEMLENS_API_ENTRY();
   if (input.sizes() != target.sizes())
     throw ShapeError("MSELoss: input size " + shape_str(input.sizes()) + " and target size " +
                      shape_str(target.sizes()) + " differ; broadcasting them would compare every pair");
@@ -89,6 +100,7 @@ Tensor MSELoss::operator()(const Tensor& input, const Tensor& target) const {
 }
 
 Tensor CrossEntropyLoss::operator()(const Tensor& logits, const Tensor& target) const {
+  MEMLENS_API_ENTRY();
   if (logits.dim() != 2) throw ShapeError("CrossEntropyLoss: expected logits of shape (N, C), got " + shape_str(logits.sizes()));
   if (target.dtype() != kInt64)
     throw TypeError("CrossEntropyLoss: expected target of dtype int64 (class indices), got " +

@@ -3,10 +3,12 @@
 #include <cmath>
 
 #include "memlens/runtime/autograd.hpp"
+#include "tensor_internal.hpp"
 
 namespace memlens::optim {
 
 void Optimizer::zero_grad(bool set_to_none) {
+  MEMLENS_API_ENTRY();
   NoGradGuard guard;
   for (auto& p : params_) {
     if (set_to_none) p.set_grad(Tensor());
@@ -18,13 +20,17 @@ SGD::SGD(std::vector<Tensor> params, SGDOptions options)
     : Optimizer(std::move(params)), opt_(options), momentum_(params_.size()) {}
 
 void SGD::step() {
+  MEMLENS_API_ENTRY();
   NoGradGuard guard;
   for (std::size_t i = 0; i < params_.size(); ++i) {
     Tensor g = params_[i].grad();
     if (!g.defined()) continue;
     if (opt_.weight_decay != 0) g = g + params_[i] * opt_.weight_decay;
     if (opt_.momentum != 0) {
-      if (!momentum_[i].defined()) momentum_[i] = g.clone();
+      if (!momentum_[i].defined()) {
+        momentum_[i] = g.clone();
+        detail::emit_category(momentum_[i], instrument::Category::OptimizerState);
+      }
       else momentum_[i].mul_(opt_.momentum).add_(g);
       g = momentum_[i];
     }
@@ -36,6 +42,7 @@ Adam::Adam(std::vector<Tensor> params, AdamOptions options)
     : Optimizer(std::move(params)), opt_(options), exp_avg_(params_.size()), exp_avg_sq_(params_.size()) {}
 
 void Adam::step() {
+  MEMLENS_API_ENTRY();
   NoGradGuard guard;
   ++steps_;
   double bc1 = 1 - std::pow(opt_.beta1, static_cast<double>(steps_));
@@ -47,6 +54,8 @@ void Adam::step() {
     if (!exp_avg_[i].defined()) {
       exp_avg_[i] = zeros_like(params_[i]);
       exp_avg_sq_[i] = zeros_like(params_[i]);
+      detail::emit_category(exp_avg_[i], instrument::Category::OptimizerState);
+      detail::emit_category(exp_avg_sq_[i], instrument::Category::OptimizerState);
     }
     exp_avg_[i].mul_(opt_.beta1).add_(g, 1 - opt_.beta1);
     exp_avg_sq_[i].mul_(opt_.beta2).add_(g * g, 1 - opt_.beta2);

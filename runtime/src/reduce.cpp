@@ -44,6 +44,7 @@ Tensor accumulator_view(const Tensor& acc_keepdim, const Tensor& input, const st
 }
 
 Tensor sum_impl(const Tensor& t, const std::vector<bool>& mask, bool keepdim, ScalarType out_type) {
+  OpTrace trace;
   Shape keep = reduced_shape(t, mask, true);
   Tensor acc = zeros(keep, TensorOptions(is_floating_point(out_type) ? kFloat64 : kInt64).device(t.device()));
   Tensor accv = accumulator_view(acc, t, mask);
@@ -67,7 +68,9 @@ Tensor sum_impl(const Tensor& t, const std::vector<bool>& mask, bool keepdim, Sc
   });
   Tensor out = cast(acc, out_type);
   Shape final_shape = reduced_shape(t, mask, keepdim);
-  return as_strided_alias(out, final_shape, contiguous_strides(final_shape), 0);
+  Tensor result = as_strided_alias(out, final_shape, contiguous_strides(final_shape), 0);
+  trace.done("sum", {&t}, result);
+  return result;
 }
 
 // Gradient of a reduction: grad broadcast back over the reduced dims.
@@ -84,6 +87,7 @@ std::tuple<Tensor, Tensor> extreme(const Tensor& t, std::optional<std::int64_t> 
                                    const char* name) {
   if (t.numel() == 0)
     throw IndexError(std::string(name) + "(): Expected reduction dim to be specified for input.numel() == 0.");
+  OpTrace trace;
   Tensor src = dim_opt ? t : t.reshape({-1});
   std::int64_t d = dim_opt ? wrap_dim(*dim_opt, t.dim()) : 0;
   if (src.dim() == 0) src = src.reshape({1});
@@ -122,6 +126,7 @@ std::tuple<Tensor, Tensor> extreme(const Tensor& t, std::optional<std::int64_t> 
   Shape final_shape = dim_opt ? reduced_shape(src, mask, keepdim) : Shape{};
   values = as_strided_alias(values, final_shape, contiguous_strides(final_shape), 0);
   indices = as_strided_alias(indices, final_shape, contiguous_strides(final_shape), 0);
+  trace.done(name, {&t}, values);
   return {values, indices};
 }
 
@@ -142,9 +147,10 @@ void record_extreme(Tensor& values, const Tensor& input, std::optional<std::int6
 
 }  // namespace
 
-Tensor Tensor::sum() const { return sum({}, false); }
+Tensor Tensor::sum() const { MEMLENS_API_ENTRY(); return sum({}, false); }
 
 Tensor Tensor::sum(Shape dims, bool keepdim) const {
+  MEMLENS_API_ENTRY();
   auto mask = reduced_mask(*this, dims);
   ScalarType out_type = is_floating_point() ? dtype() : kInt64;
   Tensor out = sum_impl(*this, mask, keepdim, out_type);
@@ -154,9 +160,10 @@ Tensor Tensor::sum(Shape dims, bool keepdim) const {
   return out;
 }
 
-Tensor Tensor::mean() const { return mean({}, false); }
+Tensor Tensor::mean() const { MEMLENS_API_ENTRY(); return mean({}, false); }
 
 Tensor Tensor::mean(Shape dims, bool keepdim) const {
+  MEMLENS_API_ENTRY();
   if (!is_floating_point())
     throw TypeError("mean(): could not infer output dtype. Input dtype must be either a floating point or complex "
                     "dtype. Got: " + std::string(type_name(dtype())));
@@ -173,38 +180,43 @@ Tensor Tensor::mean(Shape dims, bool keepdim) const {
 }
 
 Tensor Tensor::max() const {
+  MEMLENS_API_ENTRY();
   auto [v, i] = extreme(*this, std::nullopt, false, true, "max");
   record_extreme(v, *this, std::nullopt, false, "MaxBackward1");
   return v;
 }
 Tensor Tensor::min() const {
+  MEMLENS_API_ENTRY();
   auto [v, i] = extreme(*this, std::nullopt, false, false, "min");
   record_extreme(v, *this, std::nullopt, false, "MinBackward1");
   return v;
 }
 std::tuple<Tensor, Tensor> Tensor::max(std::int64_t d, bool keepdim) const {
+  MEMLENS_API_ENTRY();
   d = wrap_dim(d, dim());
   auto [v, i] = extreme(*this, d, keepdim, true, "max");
   record_extreme(v, *this, d, keepdim, "MaxBackward0");
   return {v, i};
 }
 std::tuple<Tensor, Tensor> Tensor::min(std::int64_t d, bool keepdim) const {
+  MEMLENS_API_ENTRY();
   d = wrap_dim(d, dim());
   auto [v, i] = extreme(*this, d, keepdim, false, "min");
   record_extreme(v, *this, d, keepdim, "MinBackward0");
   return {v, i};
 }
-Tensor Tensor::argmax() const { return std::get<1>(extreme(*this, std::nullopt, false, true, "argmax")); }
-Tensor Tensor::argmin() const { return std::get<1>(extreme(*this, std::nullopt, false, false, "argmin")); }
-Tensor Tensor::argmax(std::int64_t d, bool keepdim) const { return std::get<1>(extreme(*this, d, keepdim, true, "argmax")); }
-Tensor Tensor::argmin(std::int64_t d, bool keepdim) const { return std::get<1>(extreme(*this, d, keepdim, false, "argmin")); }
+Tensor Tensor::argmax() const { MEMLENS_API_ENTRY(); return std::get<1>(extreme(*this, std::nullopt, false, true, "argmax")); }
+Tensor Tensor::argmin() const { MEMLENS_API_ENTRY(); return std::get<1>(extreme(*this, std::nullopt, false, false, "argmin")); }
+Tensor Tensor::argmax(std::int64_t d, bool keepdim) const { MEMLENS_API_ENTRY(); return std::get<1>(extreme(*this, d, keepdim, true, "argmax")); }
+Tensor Tensor::argmin(std::int64_t d, bool keepdim) const { MEMLENS_API_ENTRY(); return std::get<1>(extreme(*this, d, keepdim, false, "argmin")); }
 
 Tensor log_softmax(const Tensor& x, std::int64_t dim) {
+  MEMLENS_API_ENTRY();
   Tensor m = std::get<0>(x.max(dim, true)).detach();
   Tensor shifted = x - m;
   return shifted - shifted.exp().sum({dim}, true).log();
 }
 
-Tensor softmax(const Tensor& x, std::int64_t dim) { return log_softmax(x, dim).exp(); }
+Tensor softmax(const Tensor& x, std::int64_t dim) { MEMLENS_API_ENTRY(); return log_softmax(x, dim).exp(); }
 
 }  // namespace memlens

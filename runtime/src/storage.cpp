@@ -2,6 +2,8 @@
 
 #include <atomic>
 
+#include "memlens/runtime/instrument.hpp"
+
 namespace memlens {
 
 namespace {
@@ -11,10 +13,14 @@ std::atomic<std::uint64_t> next_storage_id{1};
 StorageImpl::StorageImpl(std::size_t nbytes, const Device& device)
     : data_(nullptr), nbytes_(nbytes), device_(device), allocator_(&allocator_for(device)),
       id_(next_storage_id.fetch_add(1, std::memory_order_relaxed)) {
+  instrument::StorageInFlight naming(id_);
   data_ = allocator_->allocate(nbytes, current_stream());
 }
 
-StorageImpl::~StorageImpl() { allocator_->deallocate(data_); }
+StorageImpl::~StorageImpl() {
+  instrument::StorageInFlight naming(id_);
+  allocator_->deallocate(data_);
+}
 
 void StorageImpl::record_stream(StreamId s) { allocator_->record_stream(data_, s); }
 

@@ -52,11 +52,48 @@ Tensor as_strided_alias(const Tensor& t, Shape sizes, Shape strides, std::int64_
   return Tensor(std::move(impl));
 }
 
-Tensor make_view(const Tensor& base, Shape sizes, Shape strides, std::int64_t offset) {
+Tensor make_view(const Tensor& base, Shape sizes, Shape strides, std::int64_t offset, instrument::ViewKind kind) {
   Tensor v = as_strided_alias(base, std::move(sizes), std::move(strides), offset);
   const auto& root = base.unsafe_impl()->view_base;
   v.unsafe_impl()->view_base = root ? root : base.impl_ptr();
+  emit_view(v, kind);
   return v;
+}
+
+void emit_view(const Tensor& v, instrument::ViewKind kind) {
+  if (auto* sink = instrument::sink())
+    sink->on_view(v.id(), v.storage()->id(), v.device(), kind, v.sizes(), v.strides(), v.storage_offset());
+}
+
+void emit_copy(const Tensor& src, const Tensor& dst, instrument::CopyReason reason) {
+  if (auto* sink = instrument::sink())
+    sink->on_copy(src.device(), src.raw_data(), dst.device(), dst.raw_data(), dst.nbytes(), reason);
+}
+
+void emit_category(const Tensor& t, instrument::Category c) {
+  if (auto* sink = instrument::sink()) sink->on_category(t.storage()->id(), t.device(), c);
+}
+
+void OpTrace::report(const char* name, std::initializer_list<const Tensor*> inputs, const Tensor& out) const {
+  const instrument::Dims* shapes[4];
+  int n = 0;
+  for (const Tensor* t : inputs)
+    if (n < 4) shapes[n++] = &t->sizes();
+  sink_->on_op(name, shapes, n, out.sizes(), out.nbytes(), out.device(), start_);
+}
+
+Tensor layout_copy(const Tensor& t, instrument::CopyReason reason) {
+  Tensor out = make_tensor(t.sizes(), t.dtype(), t.device());
+  copy_into(out, t);
+  emit_copy(t, out, reason);
+  return out;
+}
+
+Tensor clone_for(const Tensor& t, instrument::CopyReason reason) {
+  Tensor out = layout_copy(t, reason);
+  autograd::record(out, "CloneBackward0", {t},
+                   [](const Tensor& g, const autograd::Node&) { return std::vector<Tensor>{g}; });
+  return out;
 }
 
 std::int64_t wrap_dim(std::int64_t dim, std::int64_t ndim) {
@@ -198,11 +235,14 @@ Scalar Tensor::item() const {
 }
 
 Tensor Tensor::to(const Device& d) const {
+  MEMLENS_API_ENTRY();
   Device target = resolve(d);
   if (target == device()) return *this;
   Tensor out = make_tensor(sizes(), dtype(), target);
   // sim and cpu both live in host memory: the transfer is a real copy of the bytes.
   copy_into(out, *this);
+  emit_copy(*this, out, instrument::CopyReason::ToDevice);
+  if (device().is_cpu() && !requires_grad()) emit_category(out, instrument::Category::Input);
   autograd::record(out, "ToCopyBackward0", {*this}, [src = device()](const Tensor& g, const autograd::Node&) {
     return std::vector<Tensor>{g.to(src)};
   });
@@ -210,9 +250,11 @@ Tensor Tensor::to(const Device& d) const {
 }
 
 Tensor Tensor::to(ScalarType t) const {
+  MEMLENS_API_ENTRY();
   if (t == dtype()) return *this;
   Tensor out = make_tensor(sizes(), t, device());
   copy_into(out, *this);
+  emit_copy(*this, out, instrument::CopyReason::Clone);
   if (memlens::is_floating_point(t))
     autograd::record(out, "ToCopyBackward0", {*this}, [src = dtype()](const Tensor& g, const autograd::Node&) {
       return std::vector<Tensor>{g.to(src)};
@@ -220,20 +262,18 @@ Tensor Tensor::to(ScalarType t) const {
   return out;
 }
 
-Tensor Tensor::cpu() const { return to(kCPU); }
-Tensor Tensor::cuda() const { return to(Device(DeviceType::CUDA)); }
+Tensor Tensor::cpu() const { MEMLENS_API_ENTRY(); return to(kCPU); }
+Tensor Tensor::cuda() const { MEMLENS_API_ENTRY(); return to(Device(DeviceType::CUDA)); }
 
 Tensor Tensor::clone() const {
-  Tensor out = make_tensor(sizes(), dtype(), device());
-  copy_into(out, *this);
-  autograd::record(out, "CloneBackward0", {*this},
-                   [](const Tensor& g, const autograd::Node&) { return std::vector<Tensor>{g}; });
-  return out;
+  MEMLENS_API_ENTRY();
+  return clone_for(*this, instrument::CopyReason::Clone);
 }
 
 Tensor Tensor::contiguous() const {
+  MEMLENS_API_ENTRY();
   if (is_contiguous()) return *this;
-  return clone();
+  return clone_for(*this, instrument::CopyReason::Contiguous);
 }
 
 Tensor& Tensor::operator=(const Tensor& src) && {
@@ -252,11 +292,13 @@ Tensor& Tensor::operator=(Scalar v) && {
 TensorIndex::TensorIndex(const Tensor& t) : v_(t.impl_ptr()) {}
 
 bool equal(const Tensor& a, const Tensor& b) {
+  MEMLENS_API_ENTRY();
   if (a.sizes() != b.sizes()) return false;
   return a.ne(b).sum().item<std::int64_t>() == 0;
 }
 
 bool allclose(const Tensor& a, const Tensor& b, double rtol, double atol) {
+  MEMLENS_API_ENTRY();
   NoGradGuard guard;
   Tensor x = a.to(kFloat64), y = b.to(kFloat64);
   Tensor bad = (x - y).abs().gt(y.abs() * rtol + atol);

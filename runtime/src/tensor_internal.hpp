@@ -5,6 +5,7 @@
 #include <string>
 
 #include "memlens/runtime/autograd.hpp"
+#include "memlens/runtime/instrument.hpp"
 #include "memlens/runtime/tensor.hpp"
 
 namespace memlens::detail {
@@ -13,8 +14,31 @@ Shape contiguous_strides(const Shape& sizes);
 std::int64_t numel_of(const Shape& sizes);
 // A fresh contiguous tensor on a resolved device.
 Tensor make_tensor(const Shape& sizes, ScalarType dtype, const Device& resolved);
-// A tensor sharing `base`'s storage with the given geometry, marked as a view of its root.
-Tensor make_view(const Tensor& base, Shape sizes, Shape strides, std::int64_t offset);
+// A tensor sharing `base`'s storage with the given geometry, marked as a view of its
+// root, and reported to the recorder as a view of that kind.
+Tensor make_view(const Tensor& base, Shape sizes, Shape strides, std::int64_t offset, instrument::ViewKind kind);
+// What the recorder is told (each does nothing when nobody records).
+void emit_view(const Tensor& v, instrument::ViewKind kind);
+void emit_copy(const Tensor& src, const Tensor& dst, instrument::CopyReason reason);
+void emit_category(const Tensor& t, instrument::Category c);
+// A contiguous copy made for layout, without autograd (BLAS operands, dtype casts).
+Tensor layout_copy(const Tensor& t, instrument::CopyReason reason);
+// clone() with the reason the copy is made (contiguous, reshape), with autograd.
+Tensor clone_for(const Tensor& t, instrument::CopyReason reason);
+
+// Times an op while recording and reports it, with its shapes, when done.
+class OpTrace {
+ public:
+  OpTrace() : sink_(instrument::sink()), start_(sink_ ? sink_->now_ns() : 0) {}
+  void done(const char* name, std::initializer_list<const Tensor*> inputs, const Tensor& out) const {
+    if (sink_) report(name, inputs, out);
+  }
+
+ private:
+  void report(const char* name, std::initializer_list<const Tensor*> inputs, const Tensor& out) const;
+  instrument::Sink* sink_;
+  std::uint64_t start_;
+};
 // Same geometry trick without view bookkeeping: for kernels that read through
 // broadcast strides.
 Tensor as_strided_alias(const Tensor& t, Shape sizes, Shape strides, std::int64_t offset);

@@ -88,8 +88,8 @@ Tensor expand_alias(const Tensor& t, const Shape& shape) {
 
 namespace {
 // The view both `view` and `reshape` return once the strides are known.
-Tensor view_as(const Tensor& self, Shape shape, Shape stride) {
-  Tensor out = make_view(self, std::move(shape), std::move(stride), self.storage_offset());
+Tensor view_as(const Tensor& self, Shape shape, Shape stride, instrument::ViewKind kind) {
+  Tensor out = make_view(self, std::move(shape), std::move(stride), self.storage_offset(), kind);
   autograd::record(out, "ViewBackward0", {self},
                    [s = self.sizes()](const Tensor& g, const Node&) { return Grads{reshape_backward(g, s)}; });
   return out;
@@ -97,6 +97,7 @@ Tensor view_as(const Tensor& self, Shape shape, Shape stride) {
 }  // namespace
 
 Tensor Tensor::view(Shape shape) const {
+  MEMLENS_API_ENTRY();
   shape = infer_size(std::move(shape), numel());
   auto stride = compute_stride(sizes(), strides(), shape);
   if (!stride)
@@ -104,17 +105,20 @@ Tensor Tensor::view(Shape shape) const {
         "view size is not compatible with input tensor's size and stride (at least one dimension spans across two "
         "contiguous subspaces). Use .reshape(...) instead. (input sizes " + shape_str(sizes()) + ", strides " +
         shape_str(strides()) + "; requested view " + shape_str(shape) + ")");
-  return view_as(*this, std::move(shape), std::move(*stride));
+  return view_as(*this, std::move(shape), std::move(*stride), instrument::ViewKind::View);
 }
 
 // A view when the strides allow one (then it costs what view costs), else a copy.
 Tensor Tensor::reshape(Shape shape) const {
+  MEMLENS_API_ENTRY();
   shape = infer_size(std::move(shape), numel());
-  if (auto stride = compute_stride(sizes(), strides(), shape)) return view_as(*this, std::move(shape), std::move(*stride));
-  return clone().view(shape);
+  if (auto stride = compute_stride(sizes(), strides(), shape))
+    return view_as(*this, std::move(shape), std::move(*stride), instrument::ViewKind::Reshape);
+  return clone_for(*this, instrument::CopyReason::Reshape).view(shape);
 }
 
 Tensor Tensor::flatten(std::int64_t start, std::int64_t end) const {
+  MEMLENS_API_ENTRY();
   if (dim() == 0) return reshape({1});
   start = wrap_dim(start, dim());
   end = wrap_dim(end, dim());
@@ -128,6 +132,7 @@ Tensor Tensor::flatten(std::int64_t start, std::int64_t end) const {
 }
 
 Tensor Tensor::permute(Shape dims) const {
+  MEMLENS_API_ENTRY();
   if (static_cast<std::int64_t>(dims.size()) != dim())
     throw ShapeError("permute(sparse_coo): number of dimensions in the tensor input does not match the length of the "
                      "desired ordering of dimensions i.e. input.dim() = " + std::to_string(dim()) +
@@ -142,13 +147,14 @@ Tensor Tensor::permute(Shape dims) const {
     st[i] = strides()[d];
     inverse[d] = static_cast<std::int64_t>(i);
   }
-  Tensor out = make_view(*this, sz, st, storage_offset());
+  Tensor out = make_view(*this, sz, st, storage_offset(), instrument::ViewKind::Permute);
   autograd::record(out, "PermuteBackward0", {*this},
                    [inverse](const Tensor& g, const Node&) { return Grads{g.permute(inverse)}; });
   return out;
 }
 
 Tensor Tensor::transpose(std::int64_t d0, std::int64_t d1) const {
+  MEMLENS_API_ENTRY();
   d0 = wrap_dim(d0, dim());
   d1 = wrap_dim(d1, dim());
   Shape sz = sizes(), st = strides();
@@ -156,19 +162,21 @@ Tensor Tensor::transpose(std::int64_t d0, std::int64_t d1) const {
     std::swap(sz[static_cast<std::size_t>(d0)], sz[static_cast<std::size_t>(d1)]);
     std::swap(st[static_cast<std::size_t>(d0)], st[static_cast<std::size_t>(d1)]);
   }
-  Tensor out = make_view(*this, sz, st, storage_offset());
+  Tensor out = make_view(*this, sz, st, storage_offset(), instrument::ViewKind::Transpose);
   autograd::record(out, "TransposeBackward0", {*this},
                    [d0, d1](const Tensor& g, const Node&) { return Grads{g.transpose(d0, d1)}; });
   return out;
 }
 
 Tensor Tensor::t() const {
+  MEMLENS_API_ENTRY();
   if (dim() > 2)
     throw ShapeError("t() expects a tensor with <= 2 dimensions, but self is " + std::to_string(dim()) + "D");
   return dim() < 2 ? transpose(0, 0) : transpose(0, 1);
 }
 
 Tensor Tensor::expand(Shape shape) const {
+  MEMLENS_API_ENTRY();
   if (shape.size() < sizes().size())
     throw ShapeError("expand: the number of sizes provided (" + std::to_string(shape.size()) +
                      ") must be greater or equal to the number of dimensions in the tensor (" + std::to_string(dim()) +
@@ -180,15 +188,16 @@ Tensor Tensor::expand(Shape shape) const {
       shape[i] = sizes()[i - lead];
     }
   Tensor alias = expand_alias(*this, shape);
-  Tensor out = make_view(*this, shape, alias.strides(), storage_offset());
+  Tensor out = make_view(*this, shape, alias.strides(), storage_offset(), instrument::ViewKind::Expand);
   autograd::record(out, "ExpandBackward0", {*this},
                    [s = sizes()](const Tensor& g, const Node&) { return Grads{autograd::sum_to(g, s)}; });
   return out;
 }
 
-Tensor Tensor::expand_as(const Tensor& other) const { return expand(other.sizes()); }
+Tensor Tensor::expand_as(const Tensor& other) const { MEMLENS_API_ENTRY(); return expand(other.sizes()); }
 
 Tensor Tensor::squeeze() const {
+  MEMLENS_API_ENTRY();
   Shape s;
   for (auto v : sizes())
     if (v != 1) s.push_back(v);
@@ -196,6 +205,7 @@ Tensor Tensor::squeeze() const {
 }
 
 Tensor Tensor::squeeze(std::int64_t d) const {
+  MEMLENS_API_ENTRY();
   d = wrap_dim(d, dim());
   if (dim() == 0 || sizes()[static_cast<std::size_t>(d)] != 1) return view(sizes());
   Shape s = sizes();
@@ -204,12 +214,13 @@ Tensor Tensor::squeeze(std::int64_t d) const {
 }
 
 Tensor Tensor::unsqueeze(std::int64_t d) const {
+  MEMLENS_API_ENTRY();
   d = wrap_dim(d, dim() + 1);
   Shape sz = sizes(), st = strides();
   std::int64_t stride = d < dim() ? sz[static_cast<std::size_t>(d)] * st[static_cast<std::size_t>(d)] : 1;
   sz.insert(sz.begin() + d, 1);
   st.insert(st.begin() + d, stride);
-  Tensor out = make_view(*this, sz, st, storage_offset());
+  Tensor out = make_view(*this, sz, st, storage_offset(), instrument::ViewKind::Unsqueeze);
   autograd::record(out, "UnsqueezeBackward0", {*this},
                    [d](const Tensor& g, const Node&) { return Grads{g.squeeze(d)}; });
   return out;
@@ -217,6 +228,7 @@ Tensor Tensor::unsqueeze(std::int64_t d) const {
 
 Tensor Tensor::slice(std::int64_t d, std::optional<std::int64_t> start, std::optional<std::int64_t> end,
                      std::int64_t step) const {
+  MEMLENS_API_ENTRY();
   if (dim() == 0) throw IndexError("slice() cannot be applied to a 0-dim tensor.");
   d = wrap_dim(d, dim());
   if (step <= 0) throw IndexError("slice step must be positive");
@@ -230,7 +242,7 @@ Tensor Tensor::slice(std::int64_t d, std::optional<std::int64_t> start, std::opt
   sz[static_cast<std::size_t>(d)] = (e - s + step - 1) / step;
   std::int64_t offset = storage_offset() + s * st[static_cast<std::size_t>(d)];
   st[static_cast<std::size_t>(d)] *= step;
-  Tensor out = make_view(*this, sz, st, offset);
+  Tensor out = make_view(*this, sz, st, offset, instrument::ViewKind::Slice);
   autograd::record(out, "SliceBackward0", {*this}, [in = sizes(), d, s, e, step](const Tensor& g, const Node&) {
     Tensor gi = zeros(in, TensorOptions(g.dtype()).device(g.device()));
     detail::copy_into(gi.slice(d, s, e, step), g);
@@ -240,6 +252,7 @@ Tensor Tensor::slice(std::int64_t d, std::optional<std::int64_t> start, std::opt
 }
 
 Tensor Tensor::narrow(std::int64_t d, std::int64_t start, std::int64_t length) const {
+  MEMLENS_API_ENTRY();
   d = wrap_dim(d, dim());
   std::int64_t n = size(d);
   if (start < 0) start += n;
@@ -250,6 +263,7 @@ Tensor Tensor::narrow(std::int64_t d, std::int64_t start, std::int64_t length) c
 }
 
 Tensor Tensor::select(std::int64_t d, std::int64_t index) const {
+  MEMLENS_API_ENTRY();
   if (dim() == 0) throw IndexError("select() cannot be applied to a 0-dim tensor.");
   d = wrap_dim(d, dim());
   std::int64_t n = sizes()[static_cast<std::size_t>(d)];
@@ -261,7 +275,7 @@ Tensor Tensor::select(std::int64_t d, std::int64_t index) const {
   std::int64_t offset = storage_offset() + index * st[static_cast<std::size_t>(d)];
   sz.erase(sz.begin() + d);
   st.erase(st.begin() + d);
-  Tensor out = make_view(*this, sz, st, offset);
+  Tensor out = make_view(*this, sz, st, offset, instrument::ViewKind::Select);
   autograd::record(out, "SelectBackward0", {*this}, [in = sizes(), d, index](const Tensor& g, const Node&) {
     Tensor gi = zeros(in, TensorOptions(g.dtype()).device(g.device()));
     detail::copy_into(gi.select(d, index), g);
@@ -271,6 +285,7 @@ Tensor Tensor::select(std::int64_t d, std::int64_t index) const {
 }
 
 Tensor Tensor::diagonal(std::int64_t offset, std::int64_t d0, std::int64_t d1) const {
+  MEMLENS_API_ENTRY();
   d0 = wrap_dim(d0, dim());
   d1 = wrap_dim(d1, dim());
   if (d0 == d1) throw ShapeError("diagonal dimensions cannot be identical " + std::to_string(d0) + ", " + std::to_string(d1));
@@ -286,7 +301,7 @@ Tensor Tensor::diagonal(std::int64_t offset, std::int64_t d0, std::int64_t d1) c
     }
   sz.push_back(len);
   st.push_back(strides()[u0] + strides()[u1]);
-  Tensor out = make_view(*this, sz, st, start);
+  Tensor out = make_view(*this, sz, st, start, instrument::ViewKind::Diagonal);
   autograd::record(out, "DiagonalBackward0", {*this}, [in = sizes(), offset, d0, d1](const Tensor& g, const Node&) {
     Tensor gi = zeros(in, TensorOptions(g.dtype()).device(g.device()));
     detail::copy_into(gi.diagonal(offset, d0, d1), g);
@@ -296,8 +311,11 @@ Tensor Tensor::diagonal(std::int64_t offset, std::int64_t d0, std::int64_t d1) c
 }
 
 Tensor Tensor::detach() const {
+  MEMLENS_API_ENTRY();
   // Shares storage and version counter, but is a fresh leaf: in-place on it is allowed.
-  return as_strided_alias(*this, sizes(), strides(), storage_offset());
+  Tensor d = as_strided_alias(*this, sizes(), strides(), storage_offset());
+  emit_view(d, instrument::ViewKind::Detach);
+  return d;
 }
 
 }  // namespace memlens

@@ -1,0 +1,75 @@
+#pragma once
+// The runtime's small emit API. The runtime reports views, copies, ops and category
+// changes to one installed Sink (the recorder installs itself); allocator events go
+// through AllocatorObserver. The runtime knows nothing of traces.
+#include <atomic>
+#include <cstdint>
+#include <vector>
+
+#include "memlens/runtime/device.hpp"
+
+namespace memlens::instrument {
+
+enum class Category : std::uint8_t { Unknown, Parameter, Gradient, OptimizerState, Activation, Temporary, Input };
+enum class ViewKind : std::uint8_t {
+  View, Reshape, Transpose, Permute, Expand, Squeeze, Unsqueeze, Narrow, Select, Slice, Diagonal, Detach, Index
+};
+enum class CopyReason : std::uint8_t { ToDevice, Contiguous, Reshape, Clone, Copy, Index, OpInternal };
+
+using Dims = std::vector<std::int64_t>;
+
+class Sink {
+ public:
+  virtual ~Sink() = default;
+  virtual void on_view(std::uint64_t tensor, std::uint64_t storage, const Device& d, ViewKind kind, const Dims& sizes,
+                       const Dims& strides, std::int64_t offset) = 0;
+  virtual void on_copy(const Device& src, const void* src_addr, const Device& dst, const void* dst_addr,
+                       std::uint64_t bytes, CopyReason reason) = 0;
+  virtual void on_op(const char* name, const Dims* const* inputs, int n_inputs, const Dims& output,
+                     std::uint64_t output_bytes, const Device& d, std::uint64_t start_ns) = 0;
+  virtual void on_category(std::uint64_t storage, const Device& d, Category c) = 0;
+  // Monotonic nanoseconds on the recorder's clock (ops are timed with it).
+  virtual std::uint64_t now_ns() = 0;
+};
+
+namespace detail {
+inline std::atomic<Sink*> installed{nullptr};
+inline thread_local int api_depth = 0;
+inline thread_local const void* api_site = nullptr;
+inline thread_local std::uint64_t storage_in_flight = 0;
+}  // namespace detail
+
+// The sink while recording, else null: one relaxed load on every instrumented path.
+inline Sink* sink() { return detail::installed.load(std::memory_order_acquire); }
+inline void set_sink(Sink* s) { detail::installed.store(s, std::memory_order_release); }
+
+// The call site of the outermost public runtime call on this thread: the return address
+// into the user's code, symbolised when the trace is read.
+inline const void* current_site() { return detail::api_site; }
+
+struct ApiEntry {
+  explicit ApiEntry(const void* ret) {
+    if (detail::api_depth++ == 0) detail::api_site = ret;
+  }
+  ~ApiEntry() { --detail::api_depth; }
+  ApiEntry(const ApiEntry&) = delete;
+  ApiEntry& operator=(const ApiEntry&) = delete;
+};
+
+// The storage whose block the allocator is handing out or taking back on this thread, so
+// allocator observers can name it.
+inline std::uint64_t storage_in_flight() { return detail::storage_in_flight; }
+struct StorageInFlight {
+  explicit StorageInFlight(std::uint64_t id) : prev_(detail::storage_in_flight) { detail::storage_in_flight = id; }
+  ~StorageInFlight() { detail::storage_in_flight = prev_; }
+  StorageInFlight(const StorageInFlight&) = delete;
+  StorageInFlight& operator=(const StorageInFlight&) = delete;
+
+ private:
+  std::uint64_t prev_;
+};
+
+}  // namespace memlens::instrument
+
+// At the top of every public runtime function: remembers where the user called from.
+#define MEMLENS_API_ENTRY() ::memlens::instrument::ApiEntry memlens_api_entry_(__builtin_return_address(0))
