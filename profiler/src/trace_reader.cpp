@@ -10,6 +10,7 @@
 
 #include "chunk_io.hpp"
 #include "event_codec.hpp"
+#include "symbolizer.hpp"
 
 namespace memlens::profiler {
 
@@ -106,7 +107,18 @@ TraceReader::TraceReader(const std::string& path) : path_(path) {
           s.file = static_cast<std::uint32_t>(input.varint());
           s.line = static_cast<std::uint32_t>(input.varint());
           s.function = static_cast<std::uint32_t>(input.varint());
+          s.address = input.varint();
           sites_.push_back(s);
+        }
+      } else if (type == ChunkType::Modules) {
+        for (std::uint32_t i = 0; i < count; ++i) {
+          ModuleInfo m;
+          m.path = input.bytes(input.varint());
+          m.build_id = input.bytes(input.varint());
+          m.start = input.varint();
+          m.end = input.varint();
+          m.bias = input.varint();
+          modules_.push_back(std::move(m));
         }
       } else if (type == ChunkType::Footer) {
         TraceTotals t;
@@ -145,7 +157,7 @@ std::string TraceReader::read_payload(std::uint64_t at, std::uint32_t* count, st
   const char* payload = p + kChunkHeaderSize;
   if (crc(payload, stored_size, crc(p + 4, 24)) != sum)
     throw TraceError("corrupt chunk at offset " + std::to_string(at) + " (checksum mismatch)");
-  if (t != 1 && t != 2 && t != 3 && t != 15)
+  if (t < 1 || (t > 4 && t != 15))
     throw TraceError("corrupt chunk at offset " + std::to_string(at) + " (unknown chunk type " + std::to_string(t) + ")");
   *type = static_cast<ChunkType>(t);
   *next = at + kChunkHeaderSize + stored_size;
@@ -193,11 +205,20 @@ const std::string& TraceReader::string(std::uint32_t id) const {
   return id < strings_.size() ? strings_[id] : none;
 }
 
-Site TraceReader::site(std::uint32_t id) const { return id < sites_.size() ? sites_[id] : Site{}; }
+TraceReader::~TraceReader() = default;
+TraceReader::TraceReader(TraceReader&&) noexcept = default;
+
+SiteInfo TraceReader::site(std::uint32_t id) const {
+  if (id == 0 || id >= sites_.size()) return {};
+  const Site& s = sites_[id];
+  if (!s.address) return {string(s.file), s.line, string(s.function), 0};
+  if (!symbolizer_) symbolizer_ = std::make_unique<Symbolizer>(modules_);
+  return symbolizer_->resolve(s.address);
+}
 
 std::string TraceReader::site_location(std::uint32_t id) const {
-  if (id == 0 || id >= sites_.size()) return "";
-  return string(sites_[id].file) + ":" + std::to_string(sites_[id].line);
+  SiteInfo s = site(id);
+  return s.file.empty() ? "" : s.file + ":" + std::to_string(s.line);
 }
 
 }  // namespace memlens::profiler

@@ -72,6 +72,20 @@ std::uint32_t TraceWriter::intern_site(std::string_view file, std::uint32_t line
   return it->second;
 }
 
+std::uint32_t TraceWriter::intern_site_address(std::uint64_t address) {
+  if (address == 0) return 0;
+  auto [it, fresh] = address_sites_.emplace(address, 0);
+  if (fresh) {
+    it->second = first_pending_site_ + static_cast<std::uint32_t>(pending_sites_.size());
+    pending_sites_.push_back(Site{0, 0, 0, address});
+  }
+  return it->second;
+}
+
+void TraceWriter::add_modules(const std::vector<ModuleInfo>& modules) {
+  pending_modules_.insert(pending_modules_.end(), modules.begin(), modules.end());
+}
+
 void TraceWriter::write(const Event& e) {
   if (!file_) throw TraceError(path_ + ": write after close");
   pending_events_.push_back(e);
@@ -129,10 +143,25 @@ void TraceWriter::flush() {
       codec::put_varint(raw, s.file);
       codec::put_varint(raw, s.line);
       codec::put_varint(raw, s.function);
+      codec::put_varint(raw, s.address);
     }
     write_chunk(ChunkType::Sites, static_cast<std::uint32_t>(pending_sites_.size()), 0, raw, true);
     first_pending_site_ += static_cast<std::uint32_t>(pending_sites_.size());
     pending_sites_.clear();
+  }
+  if (!pending_modules_.empty()) {
+    std::string raw;
+    for (auto& m : pending_modules_) {
+      for (const std::string* text : {&m.path, &m.build_id}) {
+        codec::put_varint(raw, text->size());
+        raw += *text;
+      }
+      codec::put_varint(raw, m.start);
+      codec::put_varint(raw, m.end);
+      codec::put_varint(raw, m.bias);
+    }
+    write_chunk(ChunkType::Modules, static_cast<std::uint32_t>(pending_modules_.size()), 0, raw, true);
+    pending_modules_.clear();
   }
   if (!pending_events_.empty()) {
     std::string raw;

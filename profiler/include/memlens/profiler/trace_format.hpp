@@ -16,7 +16,7 @@ inline constexpr char kTrailerMagic[8] = {'M', 'E', 'M', 'T', 'E', 'N', 'D', '!'
 inline constexpr std::uint32_t kChunkMagic = 0x4b4e4843;  // "CHNK"
 inline constexpr std::uint32_t kFormatVersion = 1;
 
-enum class ChunkType : std::uint8_t { Events = 1, Strings = 2, Sites = 3, Footer = 15 };
+enum class ChunkType : std::uint8_t { Events = 1, Strings = 2, Sites = 3, Modules = 4, Footer = 15 };
 
 struct DeviceInfo {
   std::string name;  // "sim:0", "cuda:0", "cpu"
@@ -35,12 +35,31 @@ struct TraceHeader {
   bool operator==(const TraceHeader&) const = default;
 };
 
-// A user call site: file, line, function.
+// A user call site: file, line, function as written (interned strings), or a code
+// address that the reader symbolises with the module table (file = 0 then).
 struct Site {
   std::uint32_t file = 0;      // interned string
   std::uint32_t line = 0;
   std::uint32_t function = 0;  // interned string
+  std::uint64_t address = 0;   // return address into the caller's code
   bool operator==(const Site&) const = default;
+};
+
+// A loaded executable or library, so addresses can be symbolised after the process is gone.
+struct ModuleInfo {
+  std::string path;
+  std::uint64_t start = 0, end = 0;  // its mapped address range
+  std::uint64_t bias = 0;            // load address minus link address
+  std::string build_id;              // hex; empty when the file has none
+  bool operator==(const ModuleInfo&) const = default;
+};
+
+// A site as the reader resolves it.
+struct SiteInfo {
+  std::string file;      // "" when unknown
+  std::uint32_t line = 0;
+  std::string function;  // demangled when symbolised
+  std::uint64_t address = 0;
 };
 
 struct ChunkInfo {

@@ -4,6 +4,7 @@
 // to its last whole chunk; a corrupt chunk ends the readable part. Both are reported by
 // problem(), never by a crash.
 #include <functional>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -13,11 +14,15 @@
 
 namespace memlens::profiler {
 
+class Symbolizer;
+
 class TraceReader {
  public:
   // Reads the header and scans the chunks; throws TraceError ("FILE: not a memlens trace
   // (bad magic)") when the file cannot be a trace at all.
   explicit TraceReader(const std::string& path);
+  ~TraceReader();
+  TraceReader(TraceReader&&) noexcept;
 
   const TraceHeader& header() const { return header_; }
   // Every readable events chunk, in file order.
@@ -28,9 +33,12 @@ class TraceReader {
   std::vector<Event> read_chunk(std::size_t i) const;
 
   const std::string& string(std::uint32_t id) const;  // "" for 0 or unknown
-  Site site(std::uint32_t id) const;                  // {} for 0 or unknown
+  // A site with file, line and function, symbolising recorded code addresses with the
+  // trace's module table on first use. {} for 0 or unknown.
+  SiteInfo site(std::uint32_t id) const;
   // "file:line" of a site, "" when unknown.
   std::string site_location(std::uint32_t id) const;
+  const std::vector<ModuleInfo>& modules() const { return modules_; }
 
   bool has_footer() const { return footer_.has_value(); }
   // The footer's totals, when it is there.
@@ -51,6 +59,8 @@ class TraceReader {
   std::vector<ChunkInfo> event_chunks_;
   std::vector<std::string> strings_{""};
   std::vector<Site> sites_{Site{}};
+  std::vector<ModuleInfo> modules_;
+  mutable std::unique_ptr<Symbolizer> symbolizer_;
   std::optional<TraceTotals> footer_;
   TraceTotals totals_;
   std::string problem_;

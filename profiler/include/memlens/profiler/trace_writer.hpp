@@ -25,6 +25,9 @@ class TraceWriter {
   // Interned ids are stable for the file; 0 is reserved for "none".
   std::uint32_t intern_string(std::string_view s);
   std::uint32_t intern_site(std::string_view file, std::uint32_t line, std::string_view function);
+  std::uint32_t intern_site_address(std::uint64_t address);
+  // Modules go into the trace with the next flush.
+  void add_modules(const std::vector<ModuleInfo>& modules);
 
   void write(const Event& e);
   // Writes pending tables and events as whole chunks and hands them to the OS.
@@ -48,6 +51,8 @@ class TraceWriter {
   std::uint32_t first_pending_string_ = 1;
   std::unordered_map<std::string, std::uint32_t> sites_;  // key: file id, line, function id
   std::vector<Site> pending_sites_;
+  std::unordered_map<std::uint64_t, std::uint32_t> address_sites_;
+  std::vector<ModuleInfo> pending_modules_;
   std::uint32_t first_pending_site_ = 1;
   std::vector<Event> pending_events_;
   std::vector<ChunkInfo> index_;

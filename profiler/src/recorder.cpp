@@ -1,0 +1,440 @@
+#include "memlens/profiler/recorder.hpp"
+
+#include <unistd.h>
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <cstdlib>
+#include <iostream>
+#include <memory>
+#include <mutex>
+#include <thread>
+#include <unordered_set>
+#include <vector>
+
+#if defined(__x86_64__)
+#include <x86intrin.h>
+#endif
+
+#include "memlens/profiler/trace_writer.hpp"
+#include "memlens/runtime/allocator.hpp"
+#include "memlens/runtime/instrument.hpp"
+#include "memlens/runtime/memory_source.hpp"
+#include "module_map.hpp"
+
+namespace memlens::profiler {
+
+namespace {
+
+std::uint64_t ticks() {
+#if defined(__x86_64__)
+  return __rdtsc();
+#else
+  return static_cast<std::uint64_t>(std::chrono::steady_clock::now().time_since_epoch().count());
+#endif
+}
+
+std::uint64_t steady_ns() {
+  return static_cast<std::uint64_t>(
+      std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch()).count());
+}
+
+// One slot of a thread's ring: the event (times in raw ticks) plus what the writer thread
+// interns: the call-site address and an op or scope name with static lifetime.
+struct Slot {
+  Event event;
+  const void* site = nullptr;
+  const char* name = nullptr;
+};
+
+// A single-producer, single-consumer ring owned by one recording thread.
+struct ThreadBuffer {
+  static constexpr std::size_t kCapacity = 2048;
+  explicit ThreadBuffer(std::uint32_t n) : number(n), slots(kCapacity) {}
+  std::uint32_t number;
+  std::vector<Slot> slots;
+  std::atomic<std::uint64_t> head{0};  // written by the owner
+  std::atomic<std::uint64_t> tail{0};  // written by the writer thread
+  std::atomic<bool> retired{false};
+
+  Slot& claim() {
+    std::uint64_t h = head.load(std::memory_order_relaxed);
+    // Full: wait for the writer rather than lose an event.
+    while (h - tail.load(std::memory_order_acquire) >= kCapacity) std::this_thread::yield();
+    return slots[h % kCapacity];
+  }
+  void publish() { head.store(head.load(std::memory_order_relaxed) + 1, std::memory_order_release); }
+};
+
+std::uint8_t device_index(const Device& d) {
+  switch (d.type()) {
+    case DeviceType::CPU: return 0;
+    case DeviceType::Sim: return 1;
+    case DeviceType::CUDA: return static_cast<std::uint8_t>(2 + d.index());
+  }
+  return 0;
+}
+
+void copy_dims(ShapeRecord& r, const instrument::Dims& dims) {
+  r.ndim = static_cast<std::uint8_t>(std::min<std::size_t>(dims.size(), ShapeRecord::kMaxDims));
+  for (std::size_t i = 0; i < r.ndim; ++i) r.dims[i] = dims[i];
+}
+
+class Recorder final : public instrument::Sink {
+ public:
+  // Allocator events of one device, tagged with its index.
+  struct DeviceObserver final : AllocatorObserver {
+    Recorder* rec = nullptr;
+    std::uint8_t device = 0;
+    void on_event(const AllocatorEvent& e) override { rec->on_allocator(device, e); }
+  };
+
+  void start(const std::string& path, const RecordOptions& options) {
+    std::lock_guard lock(control_);
+    if (running_) throw TraceError(path + ": a recording is already running (to " + path_ + ")");
+    Allocator& cpu = allocator_for(kCPU);
+    Allocator& sim = allocator_for(Device(DeviceType::Sim));
+    TraceHeader h;
+    char exe[4096] = {};
+    ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+    h.program = n > 0 ? std::string(exe, static_cast<std::size_t>(n)) : "?";
+    h.pid = getpid();
+    h.clock = "steady_clock_ns";
+    h.start_unix_ns = std::chrono::duration_cast<std::chrono::nanoseconds>(
+                          std::chrono::system_clock::now().time_since_epoch()).count();
+    h.devices = {{"cpu", HostSource().capacity()}, {"sim:0", sim_capacity_from_env()}};
+    h.allocator_config = sim.config_string();
+    std::string why = cuda_unavailable_reason();
+    if (!why.empty()) h.notes = "cuda is served by sim: " + why;
+    writer_ = std::make_unique<TraceWriter>(path, h, options.events_per_chunk);
+    writer_->add_modules(loaded_modules());
+    path_ = path;
+    flush_interval_ = std::chrono::milliseconds(options.flush_interval_ms);
+    calibrate();
+    running_ = true;
+    stop_requested_ = false;
+    // Memory allocated before recording began is not a ghost: describe it first.
+    for (auto [alloc, dev] : {std::pair{&cpu, std::uint8_t{0}}, {&sim, std::uint8_t{1}}}) {
+      for (const auto& seg : alloc->snapshot()) {
+        Slot& s = local().claim();
+        s.event = Event{};
+        s.event.kind = EventKind::SegmentAlloc;
+        fill_common(s.event, dev);
+        s.event.address = seg.address, s.event.size = seg.size, s.event.stream = seg.stream;
+        s.event.sub = seg.pool == Pool::Large;
+        s.site = nullptr, s.name = nullptr;
+        local().publish();
+        for (const auto& b : seg.blocks) {
+          if (b.state != BlockSnapshot::State::Allocated) continue;
+          Slot& a = local().claim();
+          a.event = Event{};
+          a.event.kind = EventKind::Alloc;
+          fill_common(a.event, dev);
+          a.event.address = b.address, a.event.address2 = seg.address, a.event.size = b.size;
+          a.event.requested = b.requested, a.event.stream = seg.stream;
+          a.site = nullptr, a.name = nullptr;
+          local().publish();
+        }
+      }
+    }
+    for (std::uint8_t i = 0; i < 2; ++i) {
+      observers_[i].rec = this;
+      observers_[i].device = i;
+    }
+    cpu.add_observer(&observers_[0]);
+    sim.add_observer(&observers_[1]);
+    allocators_ = {&cpu, &sim};
+    instrument::set_sink(this);
+    thread_ = std::thread([this] { run(); });
+  }
+
+  void stop() {
+    std::lock_guard lock(control_);
+    if (!running_) return;
+    instrument::set_sink(nullptr);
+    for (std::size_t i = 0; i < allocators_.size(); ++i) allocators_[i]->remove_observer(&observers_[i]);
+    {
+      std::lock_guard l(wake_mu_);
+      stop_requested_ = true;
+    }
+    wake_.notify_all();
+    thread_.join();
+    writer_->close();
+    writer_.reset();
+    running_ = false;
+  }
+
+  bool running() const { return running_; }
+
+  // ---- the hot paths
+
+  void on_allocator(std::uint8_t device, const AllocatorEvent& a) {
+    using K = AllocatorEvent::Kind;
+    EventKind kind;
+    switch (a.kind) {
+      case K::SegmentAlloc: kind = EventKind::SegmentAlloc; break;
+      case K::SegmentFree: kind = EventKind::SegmentFree; break;
+      case K::Alloc: kind = EventKind::Alloc; break;
+      case K::FreeRequested: kind = EventKind::FreeRequested; break;
+      case K::FreeCompleted: kind = EventKind::FreeCompleted; break;
+      case K::SegmentAllocFailed: kind = EventKind::AllocFailed; break;
+      case K::Oom: kind = EventKind::Oom; break;
+      default: return;  // retries are counted by the statistics, not traced
+    }
+    ThreadBuffer& buf = local();
+    Slot& s = buf.claim();
+    Event& e = s.event;
+    e.kind = kind;
+    e.time_ns = ticks();
+    e.thread = buf.number;
+    e.device = device;
+    e.address = a.address;
+    e.size = static_cast<std::uint64_t>(a.size);
+    e.requested = static_cast<std::uint64_t>(a.requested);
+    e.stream = a.stream;
+    e.sub = a.pool == Pool::Large;
+    e.storage = kind == EventKind::Alloc || kind == EventKind::FreeRequested ? instrument::storage_in_flight() : 0;
+    e.address2 = 0;
+    e.free_bytes = static_cast<std::uint64_t>(a.device_free);
+    e.reserved = static_cast<std::uint64_t>(a.reserved);
+    e.allocated = static_cast<std::uint64_t>(a.allocated);
+    s.site = instrument::current_site();
+    s.name = nullptr;
+    buf.publish();
+  }
+
+  void on_view(std::uint64_t tensor, std::uint64_t storage, const Device& d, instrument::ViewKind kind,
+               const instrument::Dims& sizes, const instrument::Dims& strides, std::int64_t offset) override {
+    ThreadBuffer& buf = local();
+    Slot& s = buf.claim();
+    Event& e = s.event;
+    e.kind = EventKind::View;
+    fill_common(e, device_index(d));
+    e.tensor = tensor, e.storage = storage, e.sub = static_cast<std::uint8_t>(kind), e.offset = offset;
+    copy_dims(e.shape, sizes);
+    copy_dims(e.strides, strides);
+    s.site = instrument::current_site();
+    s.name = nullptr;
+    buf.publish();
+  }
+
+  void on_copy(const Device& src, const void* src_addr, const Device& dst, const void* dst_addr, std::uint64_t bytes,
+               instrument::CopyReason reason) override {
+    ThreadBuffer& buf = local();
+    Slot& s = buf.claim();
+    Event& e = s.event;
+    e.kind = EventKind::Copy;
+    fill_common(e, device_index(dst));
+    e.device2 = device_index(src);
+    e.address = reinterpret_cast<std::uint64_t>(dst_addr);
+    e.address2 = reinterpret_cast<std::uint64_t>(src_addr);
+    e.size = bytes;
+    e.sub = static_cast<std::uint8_t>(reason);
+    s.site = instrument::current_site();
+    s.name = nullptr;
+    buf.publish();
+  }
+
+  void on_op(const char* name, const instrument::Dims* const* inputs, int n_inputs, const instrument::Dims& output,
+             std::uint64_t output_bytes, const Device& d, std::uint64_t start) override {
+    ThreadBuffer& buf = local();
+    Slot& s = buf.claim();
+    Event& e = s.event;
+    e.kind = EventKind::Op;
+    fill_common(e, device_index(d));
+    e.duration_ns = e.time_ns - start;  // in ticks until the writer converts it
+    e.n_inputs = static_cast<std::uint8_t>(std::min(n_inputs, 4));
+    std::int64_t largest = 0;
+    for (int i = 0; i < e.n_inputs; ++i) {
+      copy_dims(e.inputs[static_cast<std::size_t>(i)], *inputs[i]);
+      std::int64_t numel = 1;
+      for (auto v : *inputs[i]) numel *= v;
+      largest = std::max(largest, numel);
+    }
+    copy_dims(e.shape, output);
+    std::int64_t out_numel = 1;
+    for (auto v : output) out_numel *= v;
+    e.broadcast = e.n_inputs > 0 && out_numel > largest;
+    e.size = output_bytes;
+    s.site = instrument::current_site();
+    s.name = name;
+    buf.publish();
+  }
+
+  void on_category(std::uint64_t storage, const Device& d, instrument::Category c) override {
+    ThreadBuffer& buf = local();
+    Slot& s = buf.claim();
+    s.event.kind = EventKind::Category;
+    fill_common(s.event, device_index(d));
+    s.event.storage = storage;
+    s.event.sub = static_cast<std::uint8_t>(c);
+    s.site = nullptr;
+    s.name = nullptr;
+    buf.publish();
+  }
+
+  std::uint64_t now_ns() override { return ticks(); }
+
+  void mark(EventKind kind, const char* name, std::uint64_t step_number) {
+    if (!running_) return;
+    ThreadBuffer& buf = local();
+    Slot& s = buf.claim();
+    s.event.kind = kind;
+    fill_common(s.event, 0);
+    s.event.step = step_number;
+    s.site = nullptr;
+    s.name = name;
+    buf.publish();
+  }
+
+  // Scope names live as long as the recorder: the writer interns them later.
+  const char* keep_name(std::string_view name) {
+    std::lock_guard lock(names_mu_);
+    return names_.emplace(name).first->c_str();
+  }
+
+  std::uint64_t next_step() { return ++steps_; }
+
+ private:
+  ThreadBuffer& local() {
+    thread_local ThreadBuffer* mine = nullptr;
+    thread_local struct Retire {
+      ThreadBuffer** slot;
+      ~Retire() {
+        if (*slot) (*slot)->retired.store(true, std::memory_order_release);
+      }
+    } retire{&mine};
+    if (!mine) {
+      std::lock_guard lock(buffers_mu_);
+      buffers_.push_back(std::make_unique<ThreadBuffer>(static_cast<std::uint32_t>(buffers_.size())));
+      mine = buffers_.back().get();
+    }
+    return *mine;
+  }
+
+  void fill_common(Event& e, std::uint8_t device) {
+    e.time_ns = ticks();
+    e.thread = local().number;
+    e.device = device;
+  }
+
+  void calibrate() {
+    tick0_ = ticks();
+    ns0_ = steady_ns();
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    std::uint64_t t1 = ticks(), n1 = steady_ns();
+    ns_per_tick_ = t1 > tick0_ ? static_cast<double>(n1 - ns0_) / static_cast<double>(t1 - tick0_) : 1.0;
+  }
+
+  std::uint64_t to_ns(std::uint64_t t) const {
+    if (t < tick0_) return ns0_;
+    return ns0_ + static_cast<std::uint64_t>(static_cast<double>(t - tick0_) * ns_per_tick_);
+  }
+
+  // Moves every published event of every thread into the trace, in time order per thread.
+  void drain() {
+    std::vector<ThreadBuffer*> bufs;
+    {
+      std::lock_guard lock(buffers_mu_);
+      for (auto& b : buffers_) bufs.push_back(b.get());
+    }
+    for (ThreadBuffer* b : bufs) {
+      std::uint64_t head = b->head.load(std::memory_order_acquire);
+      for (std::uint64_t i = b->tail.load(std::memory_order_relaxed); i < head; ++i) {
+        Slot& s = b->slots[i % ThreadBuffer::kCapacity];
+        Event e = s.event;
+        if (e.kind == EventKind::Op)
+          e.duration_ns = static_cast<std::uint64_t>(static_cast<double>(e.duration_ns) * ns_per_tick_);
+        e.time_ns = to_ns(e.time_ns);
+        e.site = s.site ? writer_->intern_site_address(reinterpret_cast<std::uint64_t>(s.site)) : 0;
+        if (s.name) e.name = writer_->intern_string(s.name);
+        writer_->write(e);
+        b->tail.store(i + 1, std::memory_order_release);
+      }
+    }
+  }
+
+  void run() {
+    auto last_flush = std::chrono::steady_clock::now();
+    while (true) {
+      bool stopping;
+      {
+        std::unique_lock l(wake_mu_);
+        wake_.wait_for(l, std::chrono::milliseconds(10), [this] { return stop_requested_; });
+        stopping = stop_requested_;
+      }
+      try {
+        drain();
+        auto now = std::chrono::steady_clock::now();
+        if (stopping || now - last_flush >= flush_interval_) {
+          writer_->flush();
+          last_flush = now;
+        }
+      } catch (const std::exception& e) {
+        std::cerr << "memlens: recording stopped: " << e.what() << "\n";
+        return;
+      }
+      if (stopping) return;
+    }
+  }
+
+  std::mutex control_;
+  bool running_ = false;
+  std::string path_;
+  std::unique_ptr<TraceWriter> writer_;
+  std::thread thread_;
+  std::mutex wake_mu_;
+  std::condition_variable wake_;
+  bool stop_requested_ = false;
+  std::chrono::milliseconds flush_interval_{100};
+  std::mutex buffers_mu_;
+  std::vector<std::unique_ptr<ThreadBuffer>> buffers_;
+  DeviceObserver observers_[2];
+  std::vector<Allocator*> allocators_;
+  std::mutex names_mu_;
+  std::unordered_set<std::string> names_;
+  std::atomic<std::uint64_t> steps_{0};
+  std::uint64_t tick0_ = 0, ns0_ = 0;
+  double ns_per_tick_ = 1.0;
+};
+
+// Never destroyed: threads and static tensors may report after main() returns.
+Recorder& recorder() {
+  static Recorder* r = new Recorder();
+  return *r;
+}
+
+// MEMLENS_TRACE=path records the whole program.
+struct Autostart {
+  Autostart() {
+    const char* path = std::getenv("MEMLENS_TRACE");
+    if (!path || !*path) return;
+    try {
+      profiler::start(path);
+    } catch (const std::exception& e) {
+      std::cerr << "memlens: cannot record: " << e.what() << "\n";
+    }
+  }
+  ~Autostart() { profiler::stop(); }
+} autostart;
+
+}  // namespace
+
+void start(const std::string& path, const RecordOptions& options) { recorder().start(path, options); }
+void stop() { recorder().stop(); }
+bool recording() { return recorder().running(); }
+
+Scope::Scope(std::string_view name) : name_(recorder().keep_name(name)) {
+  recorder().mark(EventKind::ScopeBegin, name_, 0);
+}
+Scope::~Scope() { recorder().mark(EventKind::ScopeEnd, name_, 0); }
+
+void step() { recorder().mark(EventKind::Step, nullptr, recorder().next_step()); }
+
+}  // namespace memlens::profiler
+
+// Referenced by the link options of memlens::recorder so the autostart object is always linked.
+extern "C" {
+int memlens_recorder_autostart = 0;
+}

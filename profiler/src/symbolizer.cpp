@@ -1,0 +1,83 @@
+#include "symbolizer.hpp"
+
+#include <cxxabi.h>
+#include <elfutils/libdwfl.h>
+
+#include <cstdlib>
+#include <string>
+
+namespace memlens::profiler {
+
+namespace {
+
+const Dwfl_Callbacks kOffline = {
+    .find_elf = dwfl_build_id_find_elf,
+    .find_debuginfo = dwfl_standard_find_debuginfo,
+    .section_address = dwfl_offline_section_address,
+    .debuginfo_path = nullptr,
+};
+
+std::string hex_of(const unsigned char* bits, int n) {
+  static const char* hex = "0123456789abcdef";
+  std::string s;
+  for (int i = 0; i < n; ++i) {
+    s += hex[bits[i] >> 4];
+    s += hex[bits[i] & 15];
+  }
+  return s;
+}
+
+std::string demangle(const char* name) {
+  int status = 0;
+  char* d = abi::__cxa_demangle(name, nullptr, nullptr, &status);
+  std::string out = status == 0 && d ? d : name;
+  std::free(d);
+  return out;
+}
+
+}  // namespace
+
+Symbolizer::Symbolizer(const std::vector<ModuleInfo>& modules) {
+  dwfl_ = dwfl_begin(&kOffline);
+  if (!dwfl_) return;
+  dwfl_report_begin(dwfl_);
+  for (const auto& m : modules) {
+    Dwfl_Module* mod = dwfl_report_elf(dwfl_, m.path.c_str(), m.path.c_str(), -1, m.bias, false);
+    if (!mod || m.build_id.empty()) continue;
+    // A different build of the file would give wrong lines: its addresses stay unresolved.
+    const unsigned char* bits = nullptr;
+    GElf_Addr vaddr = 0;
+    int n = dwfl_module_build_id(mod, &bits, &vaddr);
+    if (n > 0 && hex_of(bits, n) != m.build_id) mismatched_.push_back({m.start, m.end});
+  }
+  dwfl_report_end(dwfl_, nullptr, nullptr);
+}
+
+Symbolizer::~Symbolizer() {
+  if (dwfl_) dwfl_end(dwfl_);
+}
+
+SiteInfo Symbolizer::resolve(std::uint64_t address) {
+  if (auto it = cache_.find(address); it != cache_.end()) return it->second;
+  SiteInfo info;
+  info.address = address;
+  bool stale = false;
+  for (auto [lo, hi] : mismatched_) stale = stale || (address > lo && address <= hi);
+  if (dwfl_ && address > 0 && !stale) {
+    Dwarf_Addr pc = address - 1;  // inside the call instruction, not after it
+    if (Dwfl_Module* mod = dwfl_addrmodule(dwfl_, pc)) {
+      if (Dwfl_Line* line = dwfl_module_getsrc(mod, pc)) {
+        int lineno = 0;
+        if (const char* file = dwfl_lineinfo(line, nullptr, &lineno, nullptr, nullptr, nullptr)) {
+          info.file = file;
+          info.line = static_cast<std::uint32_t>(lineno);
+        }
+      }
+      if (const char* sym = dwfl_module_addrname(mod, pc)) info.function = demangle(sym);
+    }
+  }
+  cache_.emplace(address, info);
+  return info;
+}
+
+}  // namespace memlens::profiler

@@ -1,0 +1,29 @@
+#pragma once
+// Code address -> file:line and function, from a trace's module table, with elfutils'
+// libdwfl (the way heaptrack symbolises after recording).
+#include <cstdint>
+#include <unordered_map>
+#include <vector>
+
+#include "memlens/profiler/trace_format.hpp"
+
+struct Dwfl;
+
+namespace memlens::profiler {
+
+class Symbolizer {
+ public:
+  explicit Symbolizer(const std::vector<ModuleInfo>& modules);
+  ~Symbolizer();
+  Symbolizer(const Symbolizer&) = delete;
+  Symbolizer& operator=(const Symbolizer&) = delete;
+  // For a return address: the call instruction's line. Unknown parts stay empty.
+  SiteInfo resolve(std::uint64_t return_address);
+
+ private:
+  Dwfl* dwfl_ = nullptr;
+  std::unordered_map<std::uint64_t, SiteInfo> cache_;
+  std::vector<std::pair<std::uint64_t, std::uint64_t>> mismatched_;  // ranges of modules whose file changed
+};
+
+}  // namespace memlens::profiler

@@ -1,0 +1,180 @@
+// The recorder: what the runtime does becomes events, at the user's call sites.
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <catch2/catch.hpp>
+#include <memlens/profiler/recorder.hpp>
+#include <memlens/profiler/trace_reader.hpp>
+#include <memlens/runtime.hpp>
+#include <thread>
+
+using namespace memlens;
+using namespace memlens::profiler;
+
+namespace {
+
+std::string temp_trace(const std::string& name) {
+  return "/tmp/memlens-rec-" + std::to_string(::getpid()) + "-" + name + ".memtrace";
+}
+
+std::vector<Event> all_events(const TraceReader& r) {
+  std::vector<Event> v;
+  r.for_each([&](const Event& e) { v.push_back(e); });
+  return v;
+}
+
+bool ends_with(const std::string& s, const std::string& tail) {
+  return s.size() >= tail.size() && s.compare(s.size() - tail.size(), tail.size(), tail) == 0;
+}
+
+}  // namespace
+
+TEST_CASE("recording turns allocations - views - copies and ops into events") {
+  std::string path = temp_trace("basic");
+  Device sim("sim");
+  start(path);
+  CHECK(recording());
+  std::uint64_t storage_id = 0;
+  {
+    Tensor x = ones({256, 4});               // cpu
+    Tensor s = x.to(sim);                    // a host-to-device copy
+    storage_id = s.storage()->id();
+    Tensor t = s.t();                        // a view
+    Tensor c = t.contiguous();               // a layout copy
+    Scope scope("forward");
+    Tensor y = s + s;                        // an op
+    step();
+  }
+  stop();
+  CHECK_FALSE(recording());
+  TraceReader r(path);
+  CHECK(r.problem().empty());
+  REQUIRE(r.has_footer());
+  CHECK(*r.footer_totals() == r.totals());
+  auto events = all_events(r);
+  auto count = [&](EventKind k) { return r.totals().by_kind[static_cast<std::size_t>(k)]; };
+  CHECK(count(EventKind::Alloc) >= 4);
+  CHECK(count(EventKind::Step) == 1);
+  CHECK(count(EventKind::ScopeBegin) == 1);
+  CHECK(count(EventKind::ScopeEnd) == 1);
+  bool saw_device_alloc = false, saw_to_device = false, saw_contiguous = false, saw_transpose = false, saw_add = false;
+  for (const auto& e : events) {
+    if (e.kind == EventKind::Alloc && e.storage == storage_id) {
+      saw_device_alloc = true;
+      CHECK(e.device == 1);
+      CHECK(e.requested == 4096);
+      CHECK(e.size == 4096);
+    }
+    if (e.kind == EventKind::Copy && e.sub == static_cast<std::uint8_t>(CopyReason::ToDevice)) {
+      saw_to_device = true;
+      CHECK(e.device2 == 0);
+      CHECK(e.device == 1);
+      CHECK(e.size == 4096);
+    }
+    if (e.kind == EventKind::Copy && e.sub == static_cast<std::uint8_t>(CopyReason::Contiguous)) saw_contiguous = true;
+    if (e.kind == EventKind::View && e.sub == static_cast<std::uint8_t>(ViewKind::Transpose)) {
+      saw_transpose = true;
+      CHECK(e.storage == storage_id);
+      CHECK(e.shape.ndim == 2);
+      CHECK(e.shape.dims[0] == 4);
+      CHECK(e.strides.dims[0] == 1);
+    }
+    if (e.kind == EventKind::Op && r.string(e.name) == "add") {
+      saw_add = true;
+      CHECK(e.n_inputs == 2);
+      CHECK(e.shape.dims[0] == 256);
+      CHECK(e.size == 4096);
+      CHECK_FALSE(e.broadcast);
+    }
+  }
+  CHECK(saw_device_alloc);
+  CHECK(saw_to_device);
+  CHECK(saw_contiguous);
+  CHECK(saw_transpose);
+  CHECK(saw_add);
+  CHECK(r.header().devices.size() == 2);
+  CHECK(r.header().devices[1].name == "sim:0");
+  CHECK_FALSE(r.modules().empty());
+  std::remove(path.c_str());
+}
+
+TEST_CASE("events name the user's call site - for a named call and for an operator") {
+  std::string path = temp_trace("sites");
+  Tensor x = rand({8, 8});
+  start(path);
+  Tensor v = x.t().reshape({64}); const int reshape_line = __LINE__;
+  Tensor w = x * x; const int op_line = __LINE__;
+  stop();
+  TraceReader r(path);
+  std::string reshape_site, op_site;
+  r.for_each([&](const Event& e) {
+    if (e.kind == EventKind::Copy && e.sub == static_cast<std::uint8_t>(CopyReason::Reshape)) reshape_site = r.site_location(e.site);
+    if (e.kind == EventKind::Op && r.string(e.name) == "mul") op_site = r.site_location(e.site);
+  });
+  CHECK(ends_with(reshape_site, "tests/test_recorder.cpp:" + std::to_string(reshape_line)));
+  CHECK(ends_with(op_site, "tests/test_recorder.cpp:" + std::to_string(op_line)));
+  std::remove(path.c_str());
+}
+
+TEST_CASE("eight threads recording at once lose nothing", "[concurrency]") {
+  std::string path = temp_trace("threads");
+  start(path);
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 8; ++t)
+    threads.emplace_back([] {
+      for (int i = 0; i < 500; ++i) Tensor a = empty({64}, Device("sim"));
+    });
+  for (auto& th : threads) th.join();
+  stop();
+  TraceReader r(path);
+  std::uint64_t allocs = 0, frees = 0;
+  r.for_each([&](const Event& e) {
+    allocs += e.kind == EventKind::Alloc && e.device == 1 && e.size == 512;
+    frees += e.kind == EventKind::FreeRequested && e.device == 1 && e.size == 512;
+  });
+  CHECK(allocs >= 8 * 500);
+  CHECK(frees >= 8 * 500);
+  CHECK(*r.footer_totals() == r.totals());
+  std::remove(path.c_str());
+}
+
+TEST_CASE("a recording process killed with SIGKILL leaves every flushed chunk readable") {
+  std::string path = temp_trace("killed");
+  pid_t child = fork();
+  REQUIRE(child >= 0);
+  if (child == 0) {
+    RecordOptions o;
+    o.flush_interval_ms = 20;
+    start(path, o);
+    for (int i = 0;; ++i) {
+      Tensor a = empty({64}, Device("sim"));
+      if (i % 100 == 0) {
+        step();
+        usleep(1000);
+      }
+    }
+  }
+  usleep(400 * 1000);
+  kill(child, SIGKILL);
+  int status = 0;
+  waitpid(child, &status, 0);
+  CHECK(WIFSIGNALED(status));
+  TraceReader r(path);
+  CHECK_FALSE(r.has_footer());
+  CHECK(r.problem().rfind("the trace ends without a footer", 0) == 0);
+  CHECK(r.totals().by_kind[static_cast<std::size_t>(EventKind::Step)] > 10);
+  CHECK(r.totals().by_kind[static_cast<std::size_t>(EventKind::Alloc)] > 1000);
+  std::remove(path.c_str());
+}
+
+TEST_CASE("starting twice is refused") {
+  std::string path = temp_trace("twice");
+  start(path);
+  CHECK_THROWS_AS(start(path + "2"), TraceError);
+  stop();
+  stop();  // idempotent
+  CHECK_THROWS_WITH(start("/nonexistent/dir/t.memtrace"),
+                    "/nonexistent/dir/t.memtrace: cannot create trace file: No such file or directory");
+  std::remove(path.c_str());
+}
