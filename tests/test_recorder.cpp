@@ -4,9 +4,12 @@
 #include <unistd.h>
 
 #include <catch2/catch.hpp>
+#include <memlens/profiler/export.hpp>
 #include <memlens/profiler/recorder.hpp>
 #include <memlens/profiler/trace_reader.hpp>
 #include <memlens/runtime.hpp>
+#include <nlohmann/json.hpp>
+#include <sstream>
 #include <thread>
 
 using namespace memlens;
@@ -176,5 +179,54 @@ TEST_CASE("starting twice is refused") {
   stop();  // idempotent
   CHECK_THROWS_WITH(start("/nonexistent/dir/t.memtrace"),
                     "/nonexistent/dir/t.memtrace: cannot create trace file: No such file or directory");
+  std::remove(path.c_str());
+}
+
+TEST_CASE("exports: Chrome trace JSON and the JSON event stream") {
+  std::string path = temp_trace("export");
+  start(path);
+  {
+    Scope s("forward");
+    Tensor a = ones({1000}, Device("sim"));
+    Tensor b = a * 2;
+    step();
+  }
+  stop();
+  TraceReader r(path);
+  std::ostringstream chrome, lines;
+  export_chrome_trace(r, chrome);
+  export_json_events(r, lines);
+  auto doc = nlohmann::json::parse(chrome.str());
+  int counters = 0, scopes = 0, steps = 0, ops = 0;
+  std::int64_t last_allocated = -1;
+  for (auto& e : doc["traceEvents"]) {
+    std::string ph = e["ph"];
+    if (ph == "C" && e["name"] == "allocated (sim:0)") {
+      ++counters;
+      last_allocated = e["args"]["bytes"];
+    }
+    scopes += ph == "B" || ph == "E";
+    steps += ph == "i";
+    ops += ph == "X";
+  }
+  CHECK(counters >= 4);
+  CHECK(last_allocated == 0);  // everything was freed
+  CHECK(scopes == 2);
+  CHECK(steps == 1);
+  CHECK(ops == 1);  // the mul (creation is not an op)
+  std::istringstream in(lines.str());
+  std::size_t n = 0;
+  bool saw_mul = false;
+  for (std::string line; std::getline(in, line); ++n) {
+    auto j = nlohmann::json::parse(line);
+    if (j["kind"] == "op" && j["name"] == "mul") {
+      saw_mul = true;
+      CHECK(j["output"] == nlohmann::json::array({1000}));
+      CHECK(j["bytes"] == 4000);
+      CHECK(j["device"] == "sim:0");
+    }
+  }
+  CHECK(n == r.totals().events);
+  CHECK(saw_mul);
   std::remove(path.c_str());
 }
