@@ -10,6 +10,7 @@
 #include <memlens/runtime.hpp>
 #include <nlohmann/json.hpp>
 #include <sstream>
+#include <fstream>
 #include <thread>
 
 using namespace memlens;
@@ -228,5 +229,36 @@ TEST_CASE("exports: Chrome trace JSON and the JSON event stream") {
   }
   CHECK(n == r.totals().events);
   CHECK(saw_mul);
+  std::remove(path.c_str());
+}
+
+TEST_CASE("MEMLENS_TRACE records the linear regression sample - broadcast at its loss line") {
+  std::string path = temp_trace("sample");
+  std::string cmd = "MEMLENS_TRACE=" + path + " " + LINEAR_REGRESSION_BIN + " >/dev/null 2>&1";
+  REQUIRE(std::system(cmd.c_str()) == 0);
+  TraceReader r(path);
+  CHECK(r.problem().empty());
+  // The line of the loss in the sample's source.
+  std::ifstream src(LINEAR_REGRESSION_SRC);
+  int loss_line = 0, n = 0;
+  for (std::string line; std::getline(src, line);)
+    if (++n && line.find("loss = (y_pred - y)") != std::string::npos) loss_line = n;
+  REQUIRE(loss_line > 0);
+  int at_loss_line = 0, elsewhere = 0;
+  r.for_each([&](const Event& e) {
+    if (e.kind == EventKind::Op && r.string(e.name) == "sub" && e.broadcast) {
+      CHECK(e.shape.dims[0] == 100);
+      CHECK(e.shape.dims[1] == 100);
+      CHECK(e.size == 40000);
+      if (ends_with(r.site_location(e.site), "samples/linear_regression.cpp:" + std::to_string(loss_line))) ++at_loss_line;
+      else ++elsewhere;
+    }
+  });
+  CHECK(at_loss_line == 100);  // once per epoch
+  CHECK(elsewhere == 1);       // the sample prints the shape once more
+  std::ifstream f(path, std::ios::binary | std::ios::ate);
+  double bytes_per_event = static_cast<double>(f.tellg()) / static_cast<double>(r.totals().events);
+  WARN("linear_regression trace: " << r.totals().events << " events, " << bytes_per_event << " bytes per event");
+  CHECK(bytes_per_event < 8.0);
   std::remove(path.c_str());
 }
