@@ -6,9 +6,9 @@
 set -eu
 cd "$(dirname "$0")/.."
 cmake -S . -B build-release -DCMAKE_BUILD_TYPE=Release >/dev/null
-cmake --build build-release -j2 --target bench_allocator bench_views
+cmake --build build-release -j2 --target bench_allocator bench_views bench_recorder
 mkdir -p bench/results
-for b in bench_allocator bench_views; do
+for b in bench_allocator bench_views bench_recorder; do
   echo "memlens: running $b"
   build-release/bench/$b --benchmark_repetitions=5 --benchmark_report_aggregates_only=true \
     --benchmark_enable_random_interleaving=true \

@@ -10,6 +10,7 @@
 #include <memory>
 #include <mutex>
 #include <thread>
+#include <unordered_map>
 #include <unordered_set>
 #include <vector>
 
@@ -50,7 +51,7 @@ struct Slot {
 
 // A single-producer, single-consumer ring owned by one recording thread.
 struct ThreadBuffer {
-  static constexpr std::size_t kCapacity = 2048;
+  static constexpr std::size_t kCapacity = 8192;
   explicit ThreadBuffer(std::uint32_t n) : number(n), slots(kCapacity) {}
   std::uint32_t number;
   std::vector<Slot> slots;
@@ -58,10 +59,15 @@ struct ThreadBuffer {
   std::atomic<std::uint64_t> tail{0};  // written by the writer thread
   std::atomic<bool> retired{false};
 
-  Slot& claim() {
+  // `wake` is called when the ring fills, so the writer drains it now, not at its next tick.
+  template <class Wake>
+  Slot& claim(Wake&& wake) {
     std::uint64_t h = head.load(std::memory_order_relaxed);
-    // Full: wait for the writer rather than lose an event.
-    while (h - tail.load(std::memory_order_acquire) >= kCapacity) std::this_thread::yield();
+    if (h - tail.load(std::memory_order_acquire) >= kCapacity) {
+      wake();
+      // Full: wait for the writer rather than lose an event.
+      while (h - tail.load(std::memory_order_acquire) >= kCapacity) std::this_thread::yield();
+    }
     return slots[h % kCapacity];
   }
   void publish() { head.store(head.load(std::memory_order_relaxed) + 1, std::memory_order_release); }
@@ -117,20 +123,20 @@ class Recorder final : public instrument::Sink {
     // Memory allocated before recording began is not a ghost: describe it first.
     for (auto [alloc, dev] : {std::pair{&cpu, std::uint8_t{0}}, {&sim, std::uint8_t{1}}}) {
       for (const auto& seg : alloc->snapshot()) {
-        Slot& s = local().claim();
+        Slot& s = claim(local());
         s.event = Event{};
         s.event.kind = EventKind::SegmentAlloc;
-        fill_common(s.event, dev);
+        fill_common(s.event, local(), dev);
         s.event.address = seg.address, s.event.size = seg.size, s.event.stream = seg.stream;
         s.event.sub = seg.pool == Pool::Large;
         s.site = nullptr, s.name = nullptr;
         local().publish();
         for (const auto& b : seg.blocks) {
           if (b.state != BlockSnapshot::State::Allocated) continue;
-          Slot& a = local().claim();
+          Slot& a = claim(local());
           a.event = Event{};
           a.event.kind = EventKind::Alloc;
-          fill_common(a.event, dev);
+          fill_common(a.event, local(), dev);
           a.event.address = b.address, a.event.address2 = seg.address, a.event.size = b.size;
           a.event.requested = b.requested, a.event.stream = seg.stream;
           a.site = nullptr, a.name = nullptr;
@@ -167,6 +173,15 @@ class Recorder final : public instrument::Sink {
 
   bool running() const { return running_; }
 
+  // Blocks until everything published before the call is in the file.
+  void flush() {
+    std::unique_lock l(wake_mu_);
+    if (!running_) return;
+    std::uint64_t want = ++flush_requested_;
+    wake_.notify_all();
+    flushed_cv_.wait(l, [&] { return flush_done_ >= want || stop_requested_; });
+  }
+
   // ---- the hot paths
 
   void on_allocator(std::uint8_t device, const AllocatorEvent& a) {
@@ -183,7 +198,7 @@ class Recorder final : public instrument::Sink {
       default: return;  // retries are counted by the statistics, not traced
     }
     ThreadBuffer& buf = local();
-    Slot& s = buf.claim();
+    Slot& s = claim(buf);
     Event& e = s.event;
     e.kind = kind;
     e.time_ns = ticks();
@@ -207,10 +222,10 @@ class Recorder final : public instrument::Sink {
   void on_view(std::uint64_t tensor, std::uint64_t storage, const Device& d, instrument::ViewKind kind,
                const instrument::Dims& sizes, const instrument::Dims& strides, std::int64_t offset) override {
     ThreadBuffer& buf = local();
-    Slot& s = buf.claim();
+    Slot& s = claim(buf);
     Event& e = s.event;
     e.kind = EventKind::View;
-    fill_common(e, device_index(d));
+    fill_common(e, buf, device_index(d));
     e.tensor = tensor, e.storage = storage, e.sub = static_cast<std::uint8_t>(kind), e.offset = offset;
     copy_dims(e.shape, sizes);
     copy_dims(e.strides, strides);
@@ -222,10 +237,10 @@ class Recorder final : public instrument::Sink {
   void on_copy(const Device& src, const void* src_addr, const Device& dst, const void* dst_addr, std::uint64_t bytes,
                instrument::CopyReason reason) override {
     ThreadBuffer& buf = local();
-    Slot& s = buf.claim();
+    Slot& s = claim(buf);
     Event& e = s.event;
     e.kind = EventKind::Copy;
-    fill_common(e, device_index(dst));
+    fill_common(e, buf, device_index(dst));
     e.device2 = device_index(src);
     e.address = reinterpret_cast<std::uint64_t>(dst_addr);
     e.address2 = reinterpret_cast<std::uint64_t>(src_addr);
@@ -239,10 +254,10 @@ class Recorder final : public instrument::Sink {
   void on_op(const char* name, const instrument::Dims* const* inputs, int n_inputs, const instrument::Dims& output,
              std::uint64_t output_bytes, const Device& d, std::uint64_t start) override {
     ThreadBuffer& buf = local();
-    Slot& s = buf.claim();
+    Slot& s = claim(buf);
     Event& e = s.event;
     e.kind = EventKind::Op;
-    fill_common(e, device_index(d));
+    fill_common(e, buf, device_index(d));
     e.duration_ns = e.time_ns - start;  // in ticks until the writer converts it
     e.n_inputs = static_cast<std::uint8_t>(std::min(n_inputs, 4));
     std::int64_t largest = 0;
@@ -264,9 +279,9 @@ class Recorder final : public instrument::Sink {
 
   void on_category(std::uint64_t storage, const Device& d, instrument::Category c) override {
     ThreadBuffer& buf = local();
-    Slot& s = buf.claim();
+    Slot& s = claim(buf);
     s.event.kind = EventKind::Category;
-    fill_common(s.event, device_index(d));
+    fill_common(s.event, buf, device_index(d));
     s.event.storage = storage;
     s.event.sub = static_cast<std::uint8_t>(c);
     s.site = nullptr;
@@ -279,9 +294,9 @@ class Recorder final : public instrument::Sink {
   void mark(EventKind kind, const char* name, std::uint64_t step_number) {
     if (!running_) return;
     ThreadBuffer& buf = local();
-    Slot& s = buf.claim();
+    Slot& s = claim(buf);
     s.event.kind = kind;
-    fill_common(s.event, 0);
+    fill_common(s.event, buf, 0);
     s.event.step = step_number;
     s.site = nullptr;
     s.name = name;
@@ -297,25 +312,32 @@ class Recorder final : public instrument::Sink {
   std::uint64_t next_step() { return ++steps_; }
 
  private:
+  // This thread's ring. A plain thread_local pointer (no TLS wrapper on the hot path);
+  // the first call registers the ring and a guard that retires it at thread exit.
   ThreadBuffer& local() {
-    thread_local ThreadBuffer* mine = nullptr;
-    thread_local struct Retire {
-      ThreadBuffer** slot;
-      ~Retire() {
-        if (*slot) (*slot)->retired.store(true, std::memory_order_release);
-      }
-    } retire{&mine};
-    if (!mine) {
-      std::lock_guard lock(buffers_mu_);
-      buffers_.push_back(std::make_unique<ThreadBuffer>(static_cast<std::uint32_t>(buffers_.size())));
-      mine = buffers_.back().get();
-    }
+    static thread_local ThreadBuffer* mine = nullptr;
+    if (mine) [[likely]]
+      return *mine;
+    std::lock_guard lock(buffers_mu_);
+    buffers_.push_back(std::make_unique<ThreadBuffer>(static_cast<std::uint32_t>(buffers_.size())));
+    mine = buffers_.back().get();
+    static thread_local struct Retire {
+      ThreadBuffer* buffer;
+      ~Retire() { buffer->retired.store(true, std::memory_order_release); }
+    } retire{mine};
     return *mine;
   }
 
-  void fill_common(Event& e, std::uint8_t device) {
+  Slot& claim(ThreadBuffer& buf) {
+    return buf.claim([this] {
+      wake_requested_.store(true, std::memory_order_release);
+      wake_.notify_one();
+    });
+  }
+
+  void fill_common(Event& e, const ThreadBuffer& buf, std::uint8_t device) {
     e.time_ns = ticks();
-    e.thread = local().number;
+    e.thread = buf.number;
     e.device = device;
   }
 
@@ -332,8 +354,10 @@ class Recorder final : public instrument::Sink {
     return ns0_ + static_cast<std::uint64_t>(static_cast<double>(t - tick0_) * ns_per_tick_);
   }
 
-  // Moves every published event of every thread into the trace, in time order per thread.
-  void drain() {
+  // Moves every published event of every thread into the trace, in time order per
+  // thread; returns how many.
+  std::size_t drain() {
+    std::size_t moved = 0;
     std::vector<ThreadBuffer*> bufs;
     {
       std::lock_guard lock(buffers_mu_);
@@ -348,26 +372,42 @@ class Recorder final : public instrument::Sink {
           e.duration_ns = static_cast<std::uint64_t>(static_cast<double>(e.duration_ns) * ns_per_tick_);
         e.time_ns = to_ns(e.time_ns);
         e.site = s.site ? writer_->intern_site_address(reinterpret_cast<std::uint64_t>(s.site)) : 0;
-        if (s.name) e.name = writer_->intern_string(s.name);
+        if (s.name) {
+          auto [it, fresh] = name_ids_.emplace(s.name, 0);
+          if (fresh) it->second = writer_->intern_string(s.name);
+          e.name = it->second;
+        }
         writer_->write(e);
         b->tail.store(i + 1, std::memory_order_release);
+        ++moved;
       }
     }
+    return moved;
   }
 
   void run() {
     auto last_flush = std::chrono::steady_clock::now();
+    bool busy = false;  // the last drain found events: look again before sleeping
     while (true) {
       bool stopping;
       {
         std::unique_lock l(wake_mu_);
-        wake_.wait_for(l, std::chrono::milliseconds(10), [this] { return stop_requested_; });
+        if (!busy)
+          wake_.wait_for(l, std::chrono::milliseconds(10), [this] {
+            return stop_requested_ || flush_requested_ > flush_done_ || wake_requested_.load(std::memory_order_acquire);
+          });
+        wake_requested_.store(false, std::memory_order_relaxed);
         stopping = stop_requested_;
       }
+      std::uint64_t flush_wanted;
+      {
+        std::lock_guard l(wake_mu_);
+        flush_wanted = flush_requested_;
+      }
       try {
-        drain();
+        busy = drain() > 0;
         auto now = std::chrono::steady_clock::now();
-        if (stopping || now - last_flush >= flush_interval_) {
+        if (stopping || flush_wanted > flush_done_ || now - last_flush >= flush_interval_) {
           writer_->flush();
           last_flush = now;
         }
@@ -375,6 +415,11 @@ class Recorder final : public instrument::Sink {
         std::cerr << "memlens: recording stopped: " << e.what() << "\n";
         return;
       }
+      {
+        std::lock_guard l(wake_mu_);
+        flush_done_ = flush_wanted;
+      }
+      flushed_cv_.notify_all();
       if (stopping) return;
     }
   }
@@ -387,6 +432,9 @@ class Recorder final : public instrument::Sink {
   std::mutex wake_mu_;
   std::condition_variable wake_;
   bool stop_requested_ = false;
+  std::atomic<bool> wake_requested_{false};
+  std::uint64_t flush_requested_ = 0, flush_done_ = 0;
+  std::condition_variable flushed_cv_;
   std::chrono::milliseconds flush_interval_{100};
   std::mutex buffers_mu_;
   std::vector<std::unique_ptr<ThreadBuffer>> buffers_;
@@ -394,6 +442,7 @@ class Recorder final : public instrument::Sink {
   std::vector<Allocator*> allocators_;
   std::mutex names_mu_;
   std::unordered_set<std::string> names_;
+  std::unordered_map<const char*, std::uint32_t> name_ids_;  // names have static lifetime: keyed by address
   std::atomic<std::uint64_t> steps_{0};
   std::uint64_t tick0_ = 0, ns0_ = 0;
   double ns_per_tick_ = 1.0;
@@ -423,6 +472,7 @@ struct Autostart {
 
 void start(const std::string& path, const RecordOptions& options) { recorder().start(path, options); }
 void stop() { recorder().stop(); }
+void flush() { recorder().flush(); }
 bool recording() { return recorder().running(); }
 
 Scope::Scope(std::string_view name) : name_(recorder().keep_name(name)) {

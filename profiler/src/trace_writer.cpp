@@ -34,7 +34,6 @@ TraceWriter::TraceWriter(const std::string& path, const TraceHeader& header, std
   chunk_io::put<std::uint32_t>(out, crc(json.data(), json.size()));
   append_to_file(out.data(), out.size());
   std::fflush(file_);
-  pending_events_.reserve(events_per_chunk_);
 }
 
 TraceWriter::~TraceWriter() {
@@ -88,8 +87,18 @@ void TraceWriter::add_modules(const std::vector<ModuleInfo>& modules) {
 
 void TraceWriter::write(const Event& e) {
   if (!file_) throw TraceError(path_ + ": write after close");
-  pending_events_.push_back(e);
-  if (pending_events_.size() >= events_per_chunk_) flush();
+  if (pending_count_ == 0) {
+    pending_first_time_ = delta_time_ = e.time_ns;
+    delta_address_ = 0;
+  }
+  codec::DeltaState st{delta_time_, delta_address_};
+  codec::encode(pending_raw_, e, st);
+  delta_time_ = st.time;
+  delta_address_ = st.address;
+  ++pending_count_;
+  ++totals_.events;
+  ++totals_.by_kind[static_cast<std::size_t>(e.kind)];
+  if (pending_count_ >= events_per_chunk_) flush();
 }
 
 void TraceWriter::write_chunk(ChunkType type, std::uint32_t count, std::uint64_t first_time, const std::string& raw,
@@ -163,17 +172,10 @@ void TraceWriter::flush() {
     write_chunk(ChunkType::Modules, static_cast<std::uint32_t>(pending_modules_.size()), 0, raw, true);
     pending_modules_.clear();
   }
-  if (!pending_events_.empty()) {
-    std::string raw;
-    codec::DeltaState st{pending_events_.front().time_ns, 0};
-    for (auto& e : pending_events_) {
-      codec::encode(raw, e, st);
-      ++totals_.events;
-      ++totals_.by_kind[static_cast<std::size_t>(e.kind)];
-    }
-    write_chunk(ChunkType::Events, static_cast<std::uint32_t>(pending_events_.size()), pending_events_.front().time_ns,
-                raw, true);
-    pending_events_.clear();
+  if (pending_count_ > 0) {
+    write_chunk(ChunkType::Events, pending_count_, pending_first_time_, pending_raw_, true);
+    pending_raw_.clear();
+    pending_count_ = 0;
   }
   if (std::fflush(file_) != 0) throw TraceError(path_ + ": flush failed: " + std::strerror(errno));
 }

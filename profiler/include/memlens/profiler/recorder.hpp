@@ -22,6 +22,8 @@ void start(const std::string& path, const RecordOptions& options = {});
 // Drains every thread's events, writes the footer and closes the file. No-op when idle.
 void stop();
 bool recording();
+// Blocks until every event recorded so far is in the file (and handed to the OS).
+void flush();
 
 // A named region (shown as a band in the viewer): `memlens::profiler::Scope s("forward");`
 class Scope {

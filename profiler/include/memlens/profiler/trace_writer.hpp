@@ -54,7 +54,11 @@ class TraceWriter {
   std::unordered_map<std::uint64_t, std::uint32_t> address_sites_;
   std::vector<ModuleInfo> pending_modules_;
   std::uint32_t first_pending_site_ = 1;
-  std::vector<Event> pending_events_;
+  // The events chunk being built: encoded as they arrive.
+  std::string pending_raw_;
+  std::uint32_t pending_count_ = 0;
+  std::uint64_t pending_first_time_ = 0;
+  std::uint64_t delta_time_ = 0, delta_address_ = 0;
   std::vector<ChunkInfo> index_;
   TraceTotals totals_;
 };
