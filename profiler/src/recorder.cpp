@@ -114,6 +114,7 @@ class Recorder final : public instrument::Sink {
     std::string why = cuda_unavailable_reason();
     if (!why.empty()) h.notes = "cuda is served by sim: " + why;
     writer_ = std::make_unique<TraceWriter>(path, h, options.events_per_chunk);
+    name_ids_.clear();  // ids belong to one trace file
     writer_->add_modules(loaded_modules());
     path_ = path;
     flush_interval_ = std::chrono::milliseconds(options.flush_interval_ms);
