@@ -34,6 +34,34 @@ void BM_Record_Event(benchmark::State& state) {
 }
 BENCHMARK(BM_Record_Event);
 
+// A tensor allocated and freed on sim (three events: alloc, free_requested,
+// free_completed), plain, recorded, and recorded with a native stack of Arg frames on
+// the alloc event.
+void BM_Record_TensorAllocFree(benchmark::State& state) {
+  int depth = static_cast<int>(state.range(0));
+  if (depth >= 0) {
+    profiler::RecordOptions o;
+    o.stacks = depth > 0;
+    o.stack_depth = depth > 0 ? depth : 32;
+    profiler::start(trace_path(), o);
+  }
+  const Device sim(DeviceType::Sim);
+  for (auto _ : state) {
+    for (int i = 0; i < 256; ++i) benchmark::DoNotOptimize(empty({64}, sim));
+    if (depth >= 0) {
+      state.PauseTiming();
+      profiler::flush();
+      state.ResumeTiming();
+    }
+  }
+  state.SetItemsProcessed(state.iterations() * 256);
+  if (depth >= 0) {
+    profiler::stop();
+    std::remove(trace_path().c_str());
+  }
+}
+BENCHMARK(BM_Record_TensorAllocFree)->ArgName("stack_depth")->Arg(-1)->Arg(0)->Arg(16);
+
 // The seed's linear regression loop (fixed version) on sim, plain or recorded.
 void linear_regression(int epochs) {
   manual_seed(0);

@@ -2,8 +2,9 @@
 function(memlens_target_defaults target)
   # -Wno-restrict: GCC 12 at -O3 reports std::string concatenation as overlapping
   # memcpy (GCC bug 105651, a false positive).
+  # Frame pointers: the recorder's native stacks walk them (MEMLENS_STACKS).
   target_compile_options(${target} PRIVATE
-    $<$<COMPILE_LANGUAGE:CXX>:-Wall -Wextra -Werror>
+    $<$<COMPILE_LANGUAGE:CXX>:-Wall -Wextra -Werror -fno-omit-frame-pointer>
     $<$<AND:$<COMPILE_LANGUAGE:CXX>,$<CXX_COMPILER_ID:GNU>>:-Wno-restrict>)
 endfunction()
 

@@ -262,3 +262,24 @@ TEST_CASE("MEMLENS_TRACE records the linear regression sample - broadcast at its
   CHECK(bytes_per_event < 8.0);
   std::remove(path.c_str());
 }
+
+TEST_CASE("native stacks are recorded on allocations when asked") {
+  std::string path = temp_trace("stacks");
+  RecordOptions o;
+  o.stacks = true;
+  o.stack_depth = 16;
+  start(path, o);
+  Tensor t = empty({128}, Device("sim"));
+  stop();
+  TraceReader r(path);
+  bool found = false;
+  r.for_each([&](const Event& e) {
+    if (e.kind != EventKind::Alloc || e.storage != t.storage()->id()) return;
+    auto frames = r.stack(e.stack);
+    REQUIRE_FALSE(frames.empty());
+    CHECK(frames.size() <= 16);
+    for (auto& f : frames) found = found || ends_with(f.file, "tests/test_recorder.cpp");
+  });
+  CHECK(found);
+  std::remove(path.c_str());
+}

@@ -63,7 +63,7 @@ void fields(IO& io, Event& e) {
       break;
     case K::Alloc:
       io.address(e.address), io.address(e.address2), io.u(e.size), io.u(e.requested);
-      io.small(e.stream), io.u(e.storage), io.small(e.sub), io.small(e.site);
+      io.small(e.stream), io.u(e.storage), io.small(e.sub), io.small(e.site), io.small(e.stack);
       break;
     case K::FreeRequested:
     case K::FreeCompleted:
@@ -72,7 +72,7 @@ void fields(IO& io, Event& e) {
     case K::AllocFailed:
     case K::Oom:
       io.u(e.size), io.u(e.free_bytes), io.u(e.reserved), io.u(e.allocated), io.small(e.stream);
-      io.small(e.site);
+      io.small(e.site), io.small(e.stack);
       break;
     case K::View:
       io.u(e.tensor), io.u(e.storage), io.small(e.sub), io.shape(e.shape), io.shape(e.strides);

@@ -2,7 +2,11 @@
 
 #include <unistd.h>
 
+#include <pthread.h>
+
+#include <array>
 #include <atomic>
+#include <algorithm>
 #include <chrono>
 #include <condition_variable>
 #include <cstdlib>
@@ -44,14 +48,17 @@ std::uint64_t steady_ns() {
 // One slot of a thread's ring: the event (times in raw ticks) plus what the writer thread
 // interns: the call-site address and an op or scope name with static lifetime.
 struct Slot {
+  static constexpr int kMaxFrames = 64;
   Event event;
   const void* site = nullptr;
   const char* name = nullptr;
+  int depth = 0;  // native stack frames captured (MEMLENS_STACKS)
+  std::array<void*, kMaxFrames> frames;
 };
 
 // A single-producer, single-consumer ring owned by one recording thread.
 struct ThreadBuffer {
-  static constexpr std::size_t kCapacity = 8192;
+  static constexpr std::size_t kCapacity = 4096;
   explicit ThreadBuffer(std::uint32_t n) : number(n), slots(kCapacity) {}
   std::uint32_t number;
   std::vector<Slot> slots;
@@ -72,6 +79,46 @@ struct ThreadBuffer {
   }
   void publish() { head.store(head.load(std::memory_order_relaxed) + 1, std::memory_order_release); }
 };
+
+// This thread's stack bounds, so the frame-pointer walk never reads outside it.
+struct StackBounds {
+  std::uintptr_t lo = 0, hi = 0;
+};
+
+StackBounds thread_stack_bounds() {
+  StackBounds b;
+  pthread_attr_t attr;
+  if (pthread_getattr_np(pthread_self(), &attr) == 0) {
+    void* addr = nullptr;
+    std::size_t size = 0;
+    if (pthread_attr_getstack(&attr, &addr, &size) == 0) {
+      b.lo = reinterpret_cast<std::uintptr_t>(addr);
+      b.hi = b.lo + size;
+    }
+    pthread_attr_destroy(&attr);
+  }
+  return b;
+}
+
+// Return addresses by walking the frame-pointer chain (memlens builds with
+// -fno-omit-frame-pointer): tens of nanoseconds where the unwinder takes microseconds.
+// A frame without a frame pointer ends the walk early; nothing outside the stack is read.
+int frame_pointer_backtrace(void** out, int max) {
+  static thread_local StackBounds bounds = thread_stack_bounds();
+  auto* fp = static_cast<std::uintptr_t*>(__builtin_frame_address(0));
+  int n = 0;
+  while (n < max) {
+    auto at = reinterpret_cast<std::uintptr_t>(fp);
+    if (at < bounds.lo || at + 2 * sizeof(void*) > bounds.hi || (at & (sizeof(void*) - 1))) break;
+    void* ret = reinterpret_cast<void*>(fp[1]);
+    if (!ret) break;
+    out[n++] = ret;
+    auto* next = reinterpret_cast<std::uintptr_t*>(fp[0]);
+    if (next <= fp) break;  // the chain must go up the stack
+    fp = next;
+  }
+  return n;
+}
 
 std::uint8_t device_index(const Device& d) {
   switch (d.type()) {
@@ -118,6 +165,8 @@ class Recorder final : public instrument::Sink {
     writer_->add_modules(loaded_modules());
     path_ = path;
     flush_interval_ = std::chrono::milliseconds(options.flush_interval_ms);
+    stack_depth_ = options.stacks ? std::clamp(options.stack_depth, 1, Slot::kMaxFrames) : 0;
+
     calibrate();
     running_ = true;
     stop_requested_ = false;
@@ -130,7 +179,7 @@ class Recorder final : public instrument::Sink {
         fill_common(s.event, local(), dev);
         s.event.address = seg.address, s.event.size = seg.size, s.event.stream = seg.stream;
         s.event.sub = seg.pool == Pool::Large;
-        s.site = nullptr, s.name = nullptr;
+        s.site = nullptr, s.name = nullptr, s.depth = 0;
         local().publish();
         for (const auto& b : seg.blocks) {
           if (b.state != BlockSnapshot::State::Allocated) continue;
@@ -140,7 +189,7 @@ class Recorder final : public instrument::Sink {
           fill_common(a.event, local(), dev);
           a.event.address = b.address, a.event.address2 = seg.address, a.event.size = b.size;
           a.event.requested = b.requested, a.event.stream = seg.stream;
-          a.site = nullptr, a.name = nullptr;
+          a.site = nullptr, a.name = nullptr, a.depth = 0;
           local().publish();
         }
       }
@@ -217,6 +266,8 @@ class Recorder final : public instrument::Sink {
     e.allocated = static_cast<std::uint64_t>(a.allocated);
     s.site = instrument::current_site();
     s.name = nullptr;
+    bool wants_stack = kind == EventKind::Alloc || kind == EventKind::AllocFailed || kind == EventKind::Oom;
+    s.depth = stack_depth_ && wants_stack ? frame_pointer_backtrace(s.frames.data(), stack_depth_) : 0;
     buf.publish();
   }
 
@@ -232,6 +283,7 @@ class Recorder final : public instrument::Sink {
     copy_dims(e.strides, strides);
     s.site = instrument::current_site();
     s.name = nullptr;
+    s.depth = 0;
     buf.publish();
   }
 
@@ -249,6 +301,7 @@ class Recorder final : public instrument::Sink {
     e.sub = static_cast<std::uint8_t>(reason);
     s.site = instrument::current_site();
     s.name = nullptr;
+    s.depth = 0;
     buf.publish();
   }
 
@@ -275,6 +328,7 @@ class Recorder final : public instrument::Sink {
     e.size = output_bytes;
     s.site = instrument::current_site();
     s.name = name;
+    s.depth = 0;
     buf.publish();
   }
 
@@ -287,6 +341,7 @@ class Recorder final : public instrument::Sink {
     s.event.sub = static_cast<std::uint8_t>(c);
     s.site = nullptr;
     s.name = nullptr;
+    s.depth = 0;
     buf.publish();
   }
 
@@ -301,6 +356,7 @@ class Recorder final : public instrument::Sink {
     s.event.step = step_number;
     s.site = nullptr;
     s.name = name;
+    s.depth = 0;
     buf.publish();
   }
 
@@ -373,6 +429,7 @@ class Recorder final : public instrument::Sink {
           e.duration_ns = static_cast<std::uint64_t>(static_cast<double>(e.duration_ns) * ns_per_tick_);
         e.time_ns = to_ns(e.time_ns);
         e.site = s.site ? writer_->intern_site_address(reinterpret_cast<std::uint64_t>(s.site)) : 0;
+        e.stack = s.depth > 0 ? writer_->intern_stack(s.frames.data(), s.depth) : 0;
         if (s.name) {
           auto [it, fresh] = name_ids_.emplace(s.name, 0);
           if (fresh) it->second = writer_->intern_string(s.name);
@@ -445,6 +502,7 @@ class Recorder final : public instrument::Sink {
   std::unordered_set<std::string> names_;
   std::unordered_map<const char*, std::uint32_t> name_ids_;  // names have static lifetime: keyed by address
   std::atomic<std::uint64_t> steps_{0};
+  int stack_depth_ = 0;
   std::uint64_t tick0_ = 0, ns0_ = 0;
   double ns_per_tick_ = 1.0;
 };
@@ -460,8 +518,12 @@ struct Autostart {
   Autostart() {
     const char* path = std::getenv("MEMLENS_TRACE");
     if (!path || !*path) return;
+    RecordOptions options;
+    const char* stacks = std::getenv("MEMLENS_STACKS");
+    options.stacks = stacks && std::string(stacks) == "1";
+    if (const char* depth = std::getenv("MEMLENS_STACK_DEPTH")) options.stack_depth = std::atoi(depth);
     try {
-      profiler::start(path);
+      profiler::start(path, options);
     } catch (const std::exception& e) {
       std::cerr << "memlens: cannot record: " << e.what() << "\n";
     }

@@ -110,6 +110,17 @@ TraceReader::TraceReader(const std::string& path) : path_(path) {
           s.address = input.varint();
           sites_.push_back(s);
         }
+      } else if (type == ChunkType::Stacks) {
+        std::uint64_t id = input.varint();
+        if (id != stacks_.size()) throw TraceError("stack table out of order");
+        for (std::uint32_t i = 0; i < count; ++i) {
+          std::uint64_t depth = input.varint();
+          if (depth > 1024) throw TraceError("stack deeper than 1024 frames");
+          std::vector<std::uint64_t> frames;
+          std::uint64_t prev = 0;
+          for (std::uint64_t k = 0; k < depth; ++k) frames.push_back(prev += static_cast<std::uint64_t>(codec::unzigzag(input.varint())));
+          stacks_.push_back(std::move(frames));
+        }
       } else if (type == ChunkType::Modules) {
         for (std::uint32_t i = 0; i < count; ++i) {
           ModuleInfo m;
@@ -157,7 +168,7 @@ std::string TraceReader::read_payload(std::uint64_t at, std::uint32_t* count, st
   const char* payload = p + kChunkHeaderSize;
   if (crc(payload, stored_size, crc(p + 4, 24)) != sum)
     throw TraceError("corrupt chunk at offset " + std::to_string(at) + " (checksum mismatch)");
-  if (t < 1 || (t > 4 && t != 15))
+  if (t < 1 || (t > 5 && t != 15))
     throw TraceError("corrupt chunk at offset " + std::to_string(at) + " (unknown chunk type " + std::to_string(t) + ")");
   *type = static_cast<ChunkType>(t);
   *next = at + kChunkHeaderSize + stored_size;
@@ -214,6 +225,14 @@ SiteInfo TraceReader::site(std::uint32_t id) const {
   if (!s.address) return {string(s.file), s.line, string(s.function), 0};
   if (!symbolizer_) symbolizer_ = std::make_unique<Symbolizer>(modules_);
   return symbolizer_->resolve(s.address);
+}
+
+std::vector<SiteInfo> TraceReader::stack(std::uint32_t id) const {
+  if (id == 0 || id >= stacks_.size()) return {};
+  if (!symbolizer_) symbolizer_ = std::make_unique<Symbolizer>(modules_);
+  std::vector<SiteInfo> out;
+  for (auto f : stacks_[id]) out.push_back(symbolizer_->resolve(f));
+  return out;
 }
 
 std::string TraceReader::site_location(std::uint32_t id) const {

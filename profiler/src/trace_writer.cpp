@@ -81,6 +81,19 @@ std::uint32_t TraceWriter::intern_site_address(std::uint64_t address) {
   return it->second;
 }
 
+std::uint32_t TraceWriter::intern_stack(const void* const* frames, int depth) {
+  if (depth <= 0) return 0;
+  std::string key(reinterpret_cast<const char*>(frames), static_cast<std::size_t>(depth) * sizeof(void*));
+  auto [it, fresh] = stacks_.emplace(std::move(key), 0);
+  if (fresh) {
+    it->second = first_pending_stack_ + static_cast<std::uint32_t>(pending_stacks_.size());
+    std::vector<std::uint64_t> v(static_cast<std::size_t>(depth));
+    for (int i = 0; i < depth; ++i) v[static_cast<std::size_t>(i)] = reinterpret_cast<std::uint64_t>(frames[i]);
+    pending_stacks_.push_back(std::move(v));
+  }
+  return it->second;
+}
+
 void TraceWriter::add_modules(const std::vector<ModuleInfo>& modules) {
   pending_modules_.insert(pending_modules_.end(), modules.begin(), modules.end());
 }
@@ -157,6 +170,21 @@ void TraceWriter::flush() {
     write_chunk(ChunkType::Sites, static_cast<std::uint32_t>(pending_sites_.size()), 0, raw, true);
     first_pending_site_ += static_cast<std::uint32_t>(pending_sites_.size());
     pending_sites_.clear();
+  }
+  if (!pending_stacks_.empty()) {
+    std::string raw;
+    codec::put_varint(raw, first_pending_stack_);
+    for (auto& frames : pending_stacks_) {
+      codec::put_varint(raw, frames.size());
+      std::uint64_t prev = 0;
+      for (auto f : frames) {
+        codec::put_varint(raw, codec::zigzag(static_cast<std::int64_t>(f - prev)));
+        prev = f;
+      }
+    }
+    write_chunk(ChunkType::Stacks, static_cast<std::uint32_t>(pending_stacks_.size()), 0, raw, true);
+    first_pending_stack_ += static_cast<std::uint32_t>(pending_stacks_.size());
+    pending_stacks_.clear();
   }
   if (!pending_modules_.empty()) {
     std::string raw;

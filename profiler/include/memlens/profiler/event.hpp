@@ -60,6 +60,7 @@ struct Event {
   std::uint64_t tensor = 0;    // View
   std::uint8_t sub = 0;        // Category / ViewKind / CopyReason / pool (0 small, 1 large) by kind
   std::uint32_t site = 0;      // interned call site, 0 = unknown
+  std::uint32_t stack = 0;     // Alloc, AllocFailed, Oom: interned native stack, 0 = none
   std::uint32_t name = 0;      // interned string: Op and Scope names
   std::uint64_t duration_ns = 0;  // Op
   bool broadcast = false;         // Op: the output is larger than every input

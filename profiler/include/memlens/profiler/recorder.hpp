@@ -15,6 +15,11 @@ namespace memlens::profiler {
 struct RecordOptions {
   std::size_t events_per_chunk = 4096;
   int flush_interval_ms = 100;
+  // Native stacks on allocation and OOM events (MEMLENS_STACKS=1), at most this deep
+  // (MEMLENS_STACK_DEPTH, default 32), walked through frame pointers: code built without
+  // them (-fomit-frame-pointer) ends a stack early.
+  bool stacks = false;
+  int stack_depth = 32;
 };
 
 // Throws TraceError if the file cannot be created or a recording is already running.

@@ -16,7 +16,7 @@ inline constexpr char kTrailerMagic[8] = {'M', 'E', 'M', 'T', 'E', 'N', 'D', '!'
 inline constexpr std::uint32_t kChunkMagic = 0x4b4e4843;  // "CHNK"
 inline constexpr std::uint32_t kFormatVersion = 1;
 
-enum class ChunkType : std::uint8_t { Events = 1, Strings = 2, Sites = 3, Modules = 4, Footer = 15 };
+enum class ChunkType : std::uint8_t { Events = 1, Strings = 2, Sites = 3, Modules = 4, Stacks = 5, Footer = 15 };
 
 struct DeviceInfo {
   std::string name;  // "sim:0", "cuda:0", "cpu"

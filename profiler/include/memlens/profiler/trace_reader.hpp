@@ -39,6 +39,8 @@ class TraceReader {
   // "file:line" of a site, "" when unknown.
   std::string site_location(std::uint32_t id) const;
   const std::vector<ModuleInfo>& modules() const { return modules_; }
+  // A recorded native stack, innermost frame first, symbolised. {} for 0 or unknown.
+  std::vector<SiteInfo> stack(std::uint32_t id) const;
 
   bool has_footer() const { return footer_.has_value(); }
   // The footer's totals, when it is there.
@@ -60,6 +62,7 @@ class TraceReader {
   std::vector<std::string> strings_{""};
   std::vector<Site> sites_{Site{}};
   std::vector<ModuleInfo> modules_;
+  std::vector<std::vector<std::uint64_t>> stacks_{{}};
   mutable std::unique_ptr<Symbolizer> symbolizer_;
   std::optional<TraceTotals> footer_;
   TraceTotals totals_;
