@@ -69,6 +69,8 @@ TEST_CASE("recording turns allocations - views - copies and ops into events") {
       CHECK(e.device == 1);
       CHECK(e.requested == 4096);
       CHECK(e.size == 4096);
+      CHECK(e.address2 != 0);  // its segment
+      CHECK(e.address2 <= e.address);
     }
     if (e.kind == EventKind::Copy && e.sub == static_cast<std::uint8_t>(CopyReason::ToDevice)) {
       saw_to_device = true;

@@ -260,7 +260,7 @@ class Recorder final : public instrument::Sink {
     e.stream = a.stream;
     e.sub = a.pool == Pool::Large;
     e.storage = kind == EventKind::Alloc || kind == EventKind::FreeRequested ? instrument::storage_in_flight() : 0;
-    e.address2 = 0;
+    e.address2 = a.segment;
     e.free_bytes = static_cast<std::uint64_t>(a.device_free);
     e.reserved = static_cast<std::uint64_t>(a.reserved);
     e.allocated = static_cast<std::uint64_t>(a.allocated);

@@ -180,7 +180,11 @@ void* CachingAllocator::allocate(std::size_t bytes, StreamId stream) {
   b->allocated = true;
   b->requested = bytes;
   active_.emplace(b->ptr, b);
-  notify({.kind = Kind::Alloc, .pool = r.pool->kind, .address = b->address(), .size = static_cast<std::int64_t>(b->size),
+  const Block* head = b;
+  while (head->prev) head = head->prev;
+  const std::uintptr_t segment = head->address();  // the first block starts the segment
+  notify({.kind = Kind::Alloc, .pool = r.pool->kind, .address = b->address(), .segment = segment,
+          .size = static_cast<std::int64_t>(b->size),
           .requested = static_cast<std::int64_t>(bytes), .split_count = split_count, .split_bytes = split_bytes,
           .stream = stream});
   return b->ptr;

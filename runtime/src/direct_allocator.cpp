@@ -36,7 +36,7 @@ void* DirectAllocator::allocate(std::size_t bytes, StreamId stream) {
   }
   live_.emplace(p, Block{size, bytes, stream});
   notify({.kind = AllocatorEvent::Kind::SegmentAlloc, .pool = kHostPool, .address = addr, .size = sz, .stream = stream});
-  notify({.kind = AllocatorEvent::Kind::Alloc, .pool = kHostPool, .address = addr, .size = sz,
+  notify({.kind = AllocatorEvent::Kind::Alloc, .pool = kHostPool, .address = addr, .segment = addr, .size = sz,
           .requested = static_cast<std::int64_t>(bytes), .stream = stream});
   return p;
 }

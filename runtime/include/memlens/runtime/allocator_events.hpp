@@ -24,6 +24,7 @@ struct AllocatorEvent {
   Kind kind;
   Pool pool = Pool::Large;
   std::uintptr_t address = 0;
+  std::uintptr_t segment = 0;  // Alloc: the segment the block was carved from
   std::int64_t size = 0;       // bytes of the block or segment (rounded), or a delta
   std::int64_t requested = 0;  // bytes the caller asked for
   // Alloc and FreeCompleted: how the free pieces of split segments changed (PyTorch's
