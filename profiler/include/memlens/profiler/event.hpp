@@ -6,6 +6,8 @@
 #include <cstdint>
 #include <string_view>
 
+#include "memlens/runtime/instrument.hpp"
+
 namespace memlens::profiler {
 
 enum class EventKind : std::uint8_t {
@@ -27,11 +29,10 @@ enum class EventKind : std::uint8_t {
 inline constexpr int kEventKindCount = 14;
 std::string_view kind_name(EventKind k);  // "alloc", "free_requested", ...
 
-enum class Category : std::uint8_t { Unknown, Parameter, Gradient, OptimizerState, Activation, Temporary, Input };
-enum class ViewKind : std::uint8_t {
-  View, Reshape, Transpose, Permute, Expand, Squeeze, Unsqueeze, Narrow, Select, Slice, Diagonal, Detach, Index
-};
-enum class CopyReason : std::uint8_t { ToDevice, Contiguous, Reshape, Clone, Copy, Index, OpInternal };
+// The runtime reports these (memlens/runtime/instrument.hpp); the trace stores them as is.
+using Category = instrument::Category;
+using ViewKind = instrument::ViewKind;
+using CopyReason = instrument::CopyReason;
 std::string_view category_name(Category c);
 std::string_view view_kind_name(ViewKind k);
 std::string_view copy_reason_name(CopyReason r);
