@@ -34,6 +34,19 @@ void BM_Record_Event(benchmark::State& state) {
 }
 BENCHMARK(BM_Record_Event);
 
+// Events without pauses: the rate the writer thread sustains (encoding, zstd, write).
+void BM_Record_Sustained(benchmark::State& state) {
+  profiler::start(trace_path());
+  auto* sink = instrument::sink();
+  std::uint64_t storage = 0;
+  const Device sim(DeviceType::Sim);
+  for (auto _ : state) sink->on_category(++storage, sim, instrument::Category::Activation);
+  state.SetItemsProcessed(state.iterations());
+  profiler::stop();
+  std::remove(trace_path().c_str());
+}
+BENCHMARK(BM_Record_Sustained);
+
 // A tensor allocated and freed on sim (three events: alloc, free_requested,
 // free_completed), plain, recorded, and recorded with a native stack of Arg frames on
 // the alloc event.

@@ -48,7 +48,7 @@ std::uint64_t steady_ns() {
 // One slot of a thread's ring: the event (times in raw ticks) plus what the writer thread
 // interns: the call-site address and an op or scope name with static lifetime.
 struct Slot {
-  static constexpr int kMaxFrames = 64;
+  static constexpr int kMaxFrames = 32;
   Event event;
   const void* site = nullptr;
   const char* name = nullptr;
@@ -422,9 +422,11 @@ class Recorder final : public instrument::Sink {
     }
     for (ThreadBuffer* b : bufs) {
       std::uint64_t head = b->head.load(std::memory_order_acquire);
-      for (std::uint64_t i = b->tail.load(std::memory_order_relaxed); i < head; ++i) {
+      std::uint64_t i = b->tail.load(std::memory_order_relaxed);
+      for (; i < head; ++i) {
+        // The slot is the writer's until the tail passes it: convert in place, no copy.
         Slot& s = b->slots[i % ThreadBuffer::kCapacity];
-        Event e = s.event;
+        Event& e = s.event;
         if (e.kind == EventKind::Op)
           e.duration_ns = static_cast<std::uint64_t>(static_cast<double>(e.duration_ns) * ns_per_tick_);
         e.time_ns = to_ns(e.time_ns);
@@ -436,9 +438,10 @@ class Recorder final : public instrument::Sink {
           e.name = it->second;
         }
         writer_->write(e);
-        b->tail.store(i + 1, std::memory_order_release);
         ++moved;
+        if ((i & 63) == 63) b->tail.store(i + 1, std::memory_order_release);  // room for a waiting producer
       }
+      b->tail.store(i, std::memory_order_release);
     }
     return moved;
   }
