@@ -369,6 +369,7 @@ void CachingAllocator::record_stream(void* ptr, StreamId stream) {
 }
 
 void CachingAllocator::process_events() {
+  if (pending_.empty()) return;
   for (auto it = pending_.begin(); it != pending_.end();) {
     auto [b, marker] = *it;
     if (!events_->query(marker.first, marker.second)) {

@@ -12,6 +12,7 @@
 #include "memlens/runtime/allocator_events.hpp"
 #include "memlens/runtime/allocator_stats.hpp"
 #include "memlens/runtime/device.hpp"
+#include "memlens/runtime/spin_lock.hpp"
 #include "memlens/runtime/stream.hpp"
 
 namespace memlens {
@@ -60,7 +61,7 @@ class Allocator {
   void notify(const AllocatorEvent& e);
   // The statistics, read with `mu_` already held.
   const AllocatorStats& stats_locked() const { return stats_.stats(); }
-  mutable std::mutex mu_;
+  mutable SpinLock mu_;
 
  private:
   StatsObserver stats_;
