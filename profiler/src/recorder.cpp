@@ -64,7 +64,6 @@ struct ThreadBuffer {
   std::vector<Slot> slots;
   std::atomic<std::uint64_t> head{0};  // written by the owner
   std::atomic<std::uint64_t> tail{0};  // written by the writer thread
-  std::atomic<bool> retired{false};
 
   // `wake` is called when the ring fills, so the writer drains it now, not at its next tick.
   template <class Wake>
@@ -369,8 +368,8 @@ class Recorder final : public instrument::Sink {
   std::uint64_t next_step() { return ++steps_; }
 
  private:
-  // This thread's ring. A plain thread_local pointer (no TLS wrapper on the hot path);
-  // the first call registers the ring and a guard that retires it at thread exit.
+  // This thread's ring, registered on first use. Rings outlive their threads (the
+  // writer may still be draining them); they are kept for the process's lifetime.
   ThreadBuffer& local() {
     static thread_local ThreadBuffer* mine = nullptr;
     if (mine) [[likely]]
@@ -378,10 +377,6 @@ class Recorder final : public instrument::Sink {
     std::lock_guard lock(buffers_mu_);
     buffers_.push_back(std::make_unique<ThreadBuffer>(static_cast<std::uint32_t>(buffers_.size())));
     mine = buffers_.back().get();
-    static thread_local struct Retire {
-      ThreadBuffer* buffer;
-      ~Retire() { buffer->retired.store(true, std::memory_order_release); }
-    } retire{mine};
     return *mine;
   }
 

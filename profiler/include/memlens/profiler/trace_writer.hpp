@@ -38,7 +38,6 @@ class TraceWriter {
   void close();
 
   const TraceTotals& totals() const { return totals_; }
-  std::uint64_t bytes_written() const { return offset_; }
 
  private:
   void write_chunk(ChunkType type, std::uint32_t count, std::uint64_t first_time, const std::string& raw, bool compress);
