@@ -107,13 +107,6 @@ std::vector<Tensor> AccumulateGrad::apply(const Tensor& g) {
   return {};
 }
 
-bool needs_grad(std::initializer_list<const Tensor*> inputs) {
-  if (!GradMode::is_enabled()) return false;
-  for (auto* t : inputs)
-    if (t->requires_grad()) return true;
-  return false;
-}
-
 bool needs_grad(const std::vector<Tensor>& inputs) {
   if (!GradMode::is_enabled()) return false;
   for (auto& t : inputs)

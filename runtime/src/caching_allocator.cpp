@@ -21,6 +21,7 @@ struct CachingAllocator::Block {
   char* ptr;
   BlockPool* pool;
   Expandable* expandable = nullptr;
+  char* segment = nullptr;  // start of the segment it belongs to (segments never move)
   bool allocated = false;
   Block* prev = nullptr;
   Block* next = nullptr;
@@ -158,6 +159,7 @@ void* CachingAllocator::allocate(std::size_t bytes, StreamId stream) {
   if (should_split(b, size)) {
     // The front part serves the request; the rest stays free in the pool.
     Block* rest = new_block(b->size - size, b->stream, b->ptr + size, b->pool, b->expandable);
+    rest->segment = b->segment;
     rest->prev = b;
     rest->next = b->next;
     if (rest->next) rest->next->prev = rest;
@@ -180,10 +182,8 @@ void* CachingAllocator::allocate(std::size_t bytes, StreamId stream) {
   b->allocated = true;
   b->requested = bytes;
   active_.emplace(b->ptr, b);
-  const Block* head = b;
-  while (head->prev) head = head->prev;
-  const std::uintptr_t segment = head->address();  // the first block starts the segment
-  notify({.kind = Kind::Alloc, .pool = r.pool->kind, .address = b->address(), .segment = segment,
+  notify({.kind = Kind::Alloc, .pool = r.pool->kind, .address = b->address(),
+          .segment = reinterpret_cast<std::uintptr_t>(b->segment),
           .size = static_cast<std::int64_t>(b->size),
           .requested = static_cast<std::int64_t>(bytes), .split_count = split_count, .split_bytes = split_bytes,
           .stream = stream});
@@ -219,6 +219,7 @@ bool CachingAllocator::alloc_segment(const Request& r) {
     return false;
   }
   Block* b = new_block(size, r.stream, static_cast<char*>(p), r.pool);
+  b->segment = b->ptr;
   segments_.emplace(b->address(), b);
   pool_insert(r.pool, b);
   notify({.kind = Kind::SegmentAlloc, .pool = r.pool->kind, .address = b->address(),
@@ -255,6 +256,7 @@ bool CachingAllocator::grow_expandable(const Request& r) {
     pool_insert(r.pool, tail);
   } else {
     Block* b = new_block(grow, r.stream, at, r.pool, seg);
+    b->segment = seg->base;
     b->prev = seg->last;
     if (seg->last) seg->last->next = b;
     seg->last = b;

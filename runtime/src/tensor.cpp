@@ -161,7 +161,6 @@ double read_double(const Tensor& t, const Shape& index) {
   });
 }
 
-std::string sizes_str(const Tensor& t) { return shape_str(t.sizes()); }
 
 }  // namespace detail
 

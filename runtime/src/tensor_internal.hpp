@@ -61,9 +61,8 @@ ScalarType result_type(const Tensor& a, const Scalar& s);
 // Copies `src` into `dst` elementwise with dtype conversion; shapes must match after
 // broadcasting `src` to `dst`. No autograd, no version bump.
 void copy_into(const Tensor& dst, const Tensor& src);
-// Reads element `linear` (in row-major order of sizes) as double; for tests of small tensors.
+// Reads the element at `index` (one coordinate per dim) as double: for item() and printing.
 double read_double(const Tensor& t, const Shape& index);
-std::string sizes_str(const Tensor& t);
 
 // Calls f(T{}) with T the C++ type of `t`.
 template <class F>

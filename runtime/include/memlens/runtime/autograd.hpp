@@ -99,7 +99,6 @@ class FunctionNode final : public Node {
 };
 
 // Whether an op on these inputs must record a node (grad mode on, some input requires grad).
-bool needs_grad(std::initializer_list<const Tensor*> inputs);
 bool needs_grad(const std::vector<Tensor>& inputs);
 // Attach a node named `name` to `result` with edges to `inputs`; `fn` returns one gradient
 // per input. Does nothing when needs_grad(inputs) is false.
