@@ -257,7 +257,9 @@ class Recorder final : public instrument::Sink {
     e.size = static_cast<std::uint64_t>(a.size);
     e.requested = static_cast<std::uint64_t>(a.requested);
     e.stream = a.stream;
-    e.sub = a.pool == Pool::Large;
+    // Segment events carry the pool; an Alloc's `sub` is its category, told later by Category events.
+    bool segment = kind == EventKind::SegmentAlloc || kind == EventKind::SegmentFree;
+    e.sub = segment && a.pool == Pool::Large;
     e.storage = kind == EventKind::Alloc || kind == EventKind::FreeRequested ? instrument::storage_in_flight() : 0;
     e.address2 = a.segment;
     e.free_bytes = static_cast<std::uint64_t>(a.device_free);
