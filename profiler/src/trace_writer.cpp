@@ -144,48 +144,39 @@ void TraceWriter::write_chunk(ChunkType type, std::uint32_t count, std::uint64_t
   append_to_file(stored.data(), stored.size());
 }
 
+// An id table chunk: the first new id, then the new entries; they are then written.
+template <class Entry, class Encode>
+void TraceWriter::write_table(ChunkType type, std::uint32_t& first_id, std::vector<Entry>& pending, Encode encode) {
+  if (pending.empty()) return;
+  std::string raw;
+  codec::put_varint(raw, first_id);
+  for (const auto& e : pending) encode(raw, e);
+  auto count = static_cast<std::uint32_t>(pending.size());
+  write_chunk(type, count, 0, raw, true);
+  first_id += count;
+  pending.clear();
+}
+
 void TraceWriter::flush() {
   if (!file_) return;
   // Tables first: every id an events chunk uses is defined before it.
-  if (!pending_strings_.empty()) {
-    std::string raw;
-    codec::put_varint(raw, first_pending_string_);
-    for (auto& s : pending_strings_) {
-      codec::put_varint(raw, s.size());
-      raw += s;
-    }
-    write_chunk(ChunkType::Strings, static_cast<std::uint32_t>(pending_strings_.size()), 0, raw, true);
-    first_pending_string_ += static_cast<std::uint32_t>(pending_strings_.size());
-    pending_strings_.clear();
-  }
-  if (!pending_sites_.empty()) {
-    std::string raw;
-    codec::put_varint(raw, first_pending_site_);
-    for (auto& s : pending_sites_) {
-      codec::put_varint(raw, s.file);
-      codec::put_varint(raw, s.line);
-      codec::put_varint(raw, s.function);
-      codec::put_varint(raw, s.address);
-    }
-    write_chunk(ChunkType::Sites, static_cast<std::uint32_t>(pending_sites_.size()), 0, raw, true);
-    first_pending_site_ += static_cast<std::uint32_t>(pending_sites_.size());
-    pending_sites_.clear();
-  }
-  if (!pending_stacks_.empty()) {
-    std::string raw;
-    codec::put_varint(raw, first_pending_stack_);
-    for (auto& frames : pending_stacks_) {
-      codec::put_varint(raw, frames.size());
-      std::uint64_t prev = 0;
-      for (auto f : frames) {
-        codec::put_varint(raw, codec::zigzag(static_cast<std::int64_t>(f - prev)));
-        prev = f;
-      }
-    }
-    write_chunk(ChunkType::Stacks, static_cast<std::uint32_t>(pending_stacks_.size()), 0, raw, true);
-    first_pending_stack_ += static_cast<std::uint32_t>(pending_stacks_.size());
-    pending_stacks_.clear();
-  }
+  write_table(ChunkType::Strings, first_pending_string_, pending_strings_, [](std::string& raw, const std::string& s) {
+    codec::put_varint(raw, s.size());
+    raw += s;
+  });
+  write_table(ChunkType::Sites, first_pending_site_, pending_sites_, [](std::string& raw, const Site& s) {
+    for (std::uint64_t v : {std::uint64_t{s.file}, std::uint64_t{s.line}, std::uint64_t{s.function}, s.address})
+      codec::put_varint(raw, v);
+  });
+  write_table(ChunkType::Stacks, first_pending_stack_, pending_stacks_,
+              [](std::string& raw, const std::vector<std::uint64_t>& frames) {
+                codec::put_varint(raw, frames.size());
+                std::uint64_t prev = 0;
+                for (auto f : frames) {
+                  codec::put_varint(raw, codec::zigzag(static_cast<std::int64_t>(f - prev)));
+                  prev = f;
+                }
+              });
   if (!pending_modules_.empty()) {
     std::string raw;
     for (auto& m : pending_modules_) {

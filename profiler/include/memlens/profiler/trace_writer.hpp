@@ -42,6 +42,8 @@ class TraceWriter {
  private:
   void write_chunk(ChunkType type, std::uint32_t count, std::uint64_t first_time, const std::string& raw, bool compress);
   void append_to_file(const void* data, std::size_t n);
+  template <class Entry, class Encode>
+  void write_table(ChunkType type, std::uint32_t& first_id, std::vector<Entry>& pending, Encode encode);
 
   std::FILE* file_ = nullptr;
   std::string path_;
