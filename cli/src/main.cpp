@@ -1,0 +1,397 @@
+// memlens: the command. Every subcommand is a thin front over the analysis library.
+// Exit status: 0 all well, 1 a check failed, 2 bad usage or input (one line on stderr).
+#include <unistd.h>
+
+#include <CLI/CLI.hpp>
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <map>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <sstream>
+
+#include "exit_codes.hpp"
+#include "memlens/analysis/check.hpp"
+#include "memlens/analysis/diff.hpp"
+#include "memlens/analysis/render.hpp"
+#include "memlens/analysis/replay_trace.hpp"
+#include "memlens/profiler/export.hpp"
+#include "memlens/runtime/memory.hpp"
+#include "memlens/runtime/memory_source.hpp"
+#include "record.hpp"
+#include "trace_input.hpp"
+
+namespace memlens::cli {
+
+namespace {
+
+using namespace memlens::analysis;
+
+std::uint64_t parse_bytes_option(const std::string& flag, const std::string& text) {
+  try {
+    return parse_byte_size(text);
+  } catch (const std::exception& e) {
+    throw UsageError(flag + ": " + e.what());
+  }
+}
+
+std::string read_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw UsageError(path + ": cannot open: " + std::strerror(errno));
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+void write_file(const std::string& path, const std::string& text) {
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  if (!out || !(out << text) || !out.flush()) throw UsageError(path + ": cannot write: " + std::strerror(errno));
+}
+
+// Where a command's document goes: stdout, or -o FILE.
+void emit(const std::string& output, const std::string& text) {
+  if (output.empty() || output == "-") std::fwrite(text.data(), 1, text.size(), stdout);
+  else write_file(output, text);
+}
+
+bool color_wanted(const std::string& format, const std::string& output) {
+  const char* no_color = std::getenv("NO_COLOR");
+  return format == "text" && (output.empty() || output == "-") && isatty(STDOUT_FILENO) && !(no_color && *no_color);
+}
+
+// Options shared by every command that analyses traces.
+struct AnalysisFlags {
+  double broadcast_factor = 4;
+  std::string broadcast_floor = "4KiB";
+  std::size_t top = 10;
+  void add(CLI::App* c) {
+    c->add_option("--broadcast-factor", broadcast_factor, "flag ops whose output is this many times their largest input")
+        ->capture_default_str();
+    c->add_option("--broadcast-floor", broadcast_floor, "... and at least this large")->capture_default_str();
+    c->add_option("--top", top, "sites listed per table")->capture_default_str();
+  }
+  AnalysisOptions options() const {
+    AnalysisOptions o;
+    o.broadcast_factor = broadcast_factor;
+    o.broadcast_floor = parse_bytes_option("--broadcast-floor", broadcast_floor);
+    o.top_sites = top;
+    return o;
+  }
+};
+
+struct ReportCommand {
+  std::vector<std::string> files;
+  std::string format = "text", only, output;
+  AnalysisFlags flags;
+  std::vector<Section> fixed;  // a one-section command: summary, leaks, ...
+
+  int run() const {
+    RenderOptions ro;
+    ro.base_dir = working_dir();
+    if (!fixed.empty()) {
+      ro.sections = fixed;
+    } else if (!only.empty()) {
+      ro.sections.clear();
+      std::stringstream ss(only);
+      for (std::string name; std::getline(ss, name, ',');) {
+        auto s = parse_section(name);
+        if (!s) {
+          std::string known;
+          for (Section k : all_sections()) known += (known.empty() ? "" : ", ") + std::string(section_name(k));
+          throw UsageError("--only: unknown section '" + name + "' (expected " + known + ")");
+        }
+        ro.sections.push_back(*s);
+      }
+    }
+    ro.color = color_wanted(format, output);
+    std::vector<Report> reports;
+    for (const auto& f : files) reports.push_back(load_trace(f, flags.options()).report);
+    if (format == "json") emit(output, render_json(reports, ro));
+    else if (format == "markdown") emit(output, render_markdown(reports, ro));
+    else emit(output, render_text(reports, ro));
+    return kOk;
+  }
+};
+
+void add_report_options(CLI::App* c, ReportCommand& r, bool many) {
+  auto* files = c->add_option("FILE", r.files, many ? "traces (several: one per rank)" : "a trace")->required();
+  if (!many) files->expected(1);
+  files->check(CLI::ExistingFile);
+  c->add_option("--format", r.format, "text, markdown or json")->check(CLI::IsMember({"text", "markdown", "json"}))->capture_default_str();
+  c->add_option("-o,--output", r.output, "write the report to this file");
+  r.flags.add(c);
+}
+
+struct CheckCommand {
+  std::string file, device, max_peak, max_reserved, max_leaked, baseline, tolerance = "5%", junit;
+  bool no_leaks = false, no_broadcast = false;
+  AnalysisFlags flags;
+
+  int run() const {
+    CheckLimits l;
+    l.device = device;
+    if (!max_peak.empty()) l.max_peak = parse_bytes_option("--max-peak", max_peak);
+    if (!max_reserved.empty()) l.max_reserved = parse_bytes_option("--max-reserved", max_reserved);
+    if (!max_leaked.empty()) l.max_leaked = parse_bytes_option("--max-leaked", max_leaked);
+    l.no_leaks = no_leaks, l.no_broadcast = no_broadcast;
+    try {
+      l.tolerance = parse_tolerance(tolerance);
+      if (!baseline.empty()) l.baseline = parse_baseline(read_file(baseline), baseline);
+    } catch (const CheckError& e) {
+      throw UsageError(e.what());
+    }
+    if (!l.max_peak && !l.max_reserved && !l.max_leaked && !l.no_leaks && !l.no_broadcast && !l.baseline)
+      throw UsageError("check: nothing to check (give --max-peak, --max-reserved, --max-leaked, --no-leaks, --no-broadcast or --baseline)");
+    Report r = load_trace(file, flags.options()).report;
+    std::vector<CheckVerdict> verdicts;
+    try {
+      verdicts = run_checks(r, l, working_dir());
+    } catch (const CheckError& e) {
+      throw UsageError(file + ": " + e.what());
+    }
+    bool ok = true;
+    for (const auto& v : verdicts) {
+      ok = ok && v.passed;
+      std::printf("%s %s: %s\n", v.passed ? "PASS" : "FAIL", v.name.c_str(), v.message.c_str());
+      for (const auto& d : v.details) std::printf("       %s\n", d.c_str());
+    }
+    if (!junit.empty()) write_file(junit, junit_xml(file, verdicts));
+    std::printf("memlens check: %s (%zu checks)\n", ok ? "passed" : "FAILED", verdicts.size());
+    return ok ? kOk : kCheckFailed;
+  }
+};
+
+int run_record(const RecordRequest& req) {
+  RecordOutcome out = record_program(req);
+  std::error_code ec;
+  auto size = std::filesystem::file_size(out.trace, ec);
+  if (ec || size == 0)
+    throw UsageError(req.command[0] + " (" + out.how + ") wrote no trace to " + out.trace +
+                     ": is it linked with memlens::recorder?");
+  LoadedTrace t = load_trace(out.trace);
+  const Report& r = t.report;
+  std::printf("memlens: recorded %s (%s) to %s: %llu events, %s\n", req.command[0].c_str(), out.how.c_str(), out.trace.c_str(),
+              static_cast<unsigned long long>(r.events), format_bytes(static_cast<std::int64_t>(size)).c_str());
+  std::string peaks;
+  for (const auto& d : r.devices)
+    peaks += (peaks.empty() ? "" : "; ") + d.name + " " + format_bytes(static_cast<std::int64_t>(d.peak_allocated.allocated)) +
+             " allocated, " + format_bytes(static_cast<std::int64_t>(d.peak_reserved.reserved)) + " reserved";
+  std::printf("memlens: peak %s\n", peaks.empty() ? "none: no memory events" : peaks.c_str());
+  std::string kinds;
+  std::map<std::string, int> counts;
+  for (const auto& f : r.findings) ++counts[std::string(finding_kind_name(f.kind))];
+  for (const auto& [k, n] : counts) kinds += (kinds.empty() ? "" : ", ") + std::to_string(n) + " " + k;
+  std::printf("memlens: %s; see `memlens report %s`\n", kinds.empty() ? "no findings" : ("findings: " + kinds).c_str(),
+              out.trace.c_str());
+  return out.exit_status;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"memlens: memory profiler and diagnostics for tensor programs.\n"
+               "Exit status: 0 all well, 1 a check failed, 2 bad usage or input.",
+               "memlens"};
+  app.set_version_flag("--version", "memlens 0.1.0");
+  app.require_subcommand(1);
+  app.set_help_all_flag("--help-all", "help for every command");
+
+  RecordRequest rec;
+  auto* record = app.add_subcommand("record", "run a program linked with the memlens runtime under the recorder");
+  record->add_option("-o,--output", rec.output, "trace to write (default memlens-PROGRAM.memtrace)");
+  record->add_flag("--stacks", rec.stacks, "record native stacks on allocations (MEMLENS_STACKS=1)");
+  record->add_option("--stack-depth", rec.stack_depth, "deepest stack recorded (default 32)")->check(CLI::Range(1, 32));
+  record->add_option("--device", rec.device, "what serves the program's cuda(): sim, cuda or cpu")
+      ->check(CLI::IsMember({"sim", "cuda", "cpu", "auto"}));
+  record->add_option("command", rec.command, "PROGRAM ARGS... (after --)")->required();
+  record->positionals_at_end();
+  record->footer("Example: memlens record -o lr.memtrace -- build/samples/linear_regression 100\n"
+                 "Exits with the program's exit status (128+N when killed by signal N).");
+
+  ReportCommand report_cmd;
+  auto* report = app.add_subcommand("report", "every section of one or more traces (one per rank)");
+  add_report_options(report, report_cmd, true);
+  report->add_option("--only", report_cmd.only, "comma-separated sections: summary,peak,leaks,broadcast,contiguity,"
+                                                "transfers,churn,fragmentation,timeline");
+
+  // One section each: memlens leaks FILE, ...
+  std::vector<std::pair<CLI::App*, std::unique_ptr<ReportCommand>>> singles;
+  const std::pair<Section, const char*> single_sections[] = {
+      {Section::Summary, "devices, peaks and findings in a few lines"},
+      {Section::Peak, "what was live at each device's peak, by category and site"},
+      {Section::Leaks, "memory alive at the end, and sites that grow step after step"},
+      {Section::Broadcast, "ops whose output broadcasting made far larger than their inputs"},
+      {Section::Contiguity, "copies made to satisfy layout, with the views behind them"},
+      {Section::Transfers, "copies between devices per site and step; data sent again"},
+      {Section::Churn, "buffers allocated afresh every step; temporaries"},
+      {Section::Fragmentation, "reserved vs allocated and the largest free block, at peak and OOMs"},
+      {Section::Timeline, "allocated memory over time"}};
+  for (auto [section, help] : single_sections) {
+    auto cmd = std::make_unique<ReportCommand>();
+    cmd->fixed = {section};
+    auto* sub = app.add_subcommand(std::string(section_name(section)), help);
+    add_report_options(sub, *cmd, true);
+    singles.emplace_back(sub, std::move(cmd));
+  }
+
+  std::string diff_a, diff_b, diff_format = "text", diff_output;
+  auto* diff = app.add_subcommand("diff", "compare two traces: peaks, categories, sites, findings");
+  diff->add_option("A", diff_a, "the trace before")->required()->check(CLI::ExistingFile);
+  diff->add_option("B", diff_b, "the trace after")->required()->check(CLI::ExistingFile);
+  diff->add_option("--format", diff_format, "text, markdown or json")->check(CLI::IsMember({"text", "markdown", "json"}))->capture_default_str();
+  diff->add_option("-o,--output", diff_output, "write the diff to this file");
+
+  std::string export_file, export_chrome, export_json;
+  auto* exp = app.add_subcommand("export", "write a trace as Chrome trace JSON (Perfetto) or JSON lines");
+  exp->add_option("FILE", export_file, "a trace")->required()->check(CLI::ExistingFile);
+  auto* chrome = exp->add_option("--chrome", export_chrome, "Chrome trace JSON to write (opens in ui.perfetto.dev)");
+  auto* jsonl = exp->add_option("--json", export_json, "JSON event stream to write, one event per line");
+  chrome->excludes(jsonl);
+  exp->require_option(1);
+
+  std::string replay_file, replay_conf, replay_device, replay_capacity;
+  auto* rep = app.add_subcommand("replay", "run a trace's allocations through another allocator configuration");
+  rep->add_option("FILE", replay_file, "a trace, or a replay script (\"alloc ID BYTES\" / \"free ID\" lines)")
+      ->required()->check(CLI::ExistingFile);
+  rep->add_option("--alloc-conf", replay_conf, "PYTORCH_CUDA_ALLOC_CONF-style settings, e.g. expandable_segments:True");
+  rep->add_option("--device", replay_device, "the trace's device to replay (default: the first accelerator)");
+  rep->add_option("--capacity", replay_capacity, "device size (default: the traced device's, else 16GiB)");
+
+  CheckCommand check_cmd;
+  auto* check = app.add_subcommand("check", "the CI gate: limits and a baseline; exit 1 when one fails");
+  check->add_option("FILE", check_cmd.file, "a trace")->required()->check(CLI::ExistingFile);
+  check->add_option("--device", check_cmd.device, "device the limits speak of (default: the busiest accelerator)");
+  check->add_option("--max-peak", check_cmd.max_peak, "peak allocated at most this, e.g. 512MiB");
+  check->add_option("--max-reserved", check_cmd.max_reserved, "peak reserved at most this");
+  check->add_flag("--no-leaks", check_cmd.no_leaks, "fail on memory alive at the end or growing step after step");
+  check->add_option("--max-leaked", check_cmd.max_leaked, "leaked bytes at most this");
+  check->add_flag("--no-broadcast", check_cmd.no_broadcast, "fail on broadcast findings");
+  check->add_option("--baseline", check_cmd.baseline, "a file from `memlens baseline`")->check(CLI::ExistingFile);
+  check->add_option("--tolerance", check_cmd.tolerance, "how much a baseline figure may grow")->capture_default_str();
+  check->add_option("--junit", check_cmd.junit, "write the verdicts as JUnit XML");
+  check_cmd.flags.add(check);
+  check->footer("On sim, memory is deterministic: a baseline is exact and a tolerance only allows for intended change.");
+
+  std::string base_file, base_out, base_device;
+  auto* base = app.add_subcommand("baseline", "write a trace's peaks and leaks for later `check --baseline`");
+  base->add_option("FILE", base_file, "a trace")->required()->check(CLI::ExistingFile);
+  base->add_option("-o,--output", base_out, "baseline JSON to write")->required();
+  base->add_option("--device", base_device, "device to take (default: the busiest accelerator)");
+
+  std::string view_file;
+  auto* view = app.add_subcommand("view", "open a trace in memlens-viewer");
+  view->add_option("FILE", view_file, "a trace")->required()->check(CLI::ExistingFile);
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForAllHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForVersion& e) {
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    std::string where;
+    for (auto* sub : app.get_subcommands()) where = std::string(" ") + sub->get_name();
+    std::fprintf(stderr, "memlens:%s: %s (see memlens%s --help)\n", where.c_str(), e.what(), where.c_str());
+    return kBadInput;
+  }
+
+  try {
+    if (record->parsed()) return run_record(rec);
+    if (report->parsed()) return report_cmd.run();
+    for (auto& [sub, cmd] : singles)
+      if (sub->parsed()) return cmd->run();
+    if (diff->parsed()) {
+      Report a = load_trace(diff_a).report, b = load_trace(diff_b).report;
+      RenderOptions ro;
+      ro.base_dir = working_dir();
+      ro.color = color_wanted(diff_format, diff_output);
+      emit(diff_output, render_diff(diff_reports(a, b), diff_format, ro));
+      return kOk;
+    }
+    if (exp->parsed()) {
+      auto reader = open_trace(export_file);
+      std::string out = export_chrome.empty() ? export_json : export_chrome;
+      std::ofstream f(out, std::ios::trunc);
+      if (!f) throw UsageError(out + ": cannot write: " + std::strerror(errno));
+      if (!export_chrome.empty()) profiler::export_chrome_trace(*reader, f);
+      else profiler::export_json_events(*reader, f);
+      if (!f.flush()) throw UsageError(out + ": cannot write: " + std::strerror(errno));
+      std::printf("memlens: wrote %s\n", out.c_str());
+      return kOk;
+    }
+    if (rep->parsed()) {
+      profiler::ReplayOptions o;
+      try {
+        if (!replay_conf.empty()) o.config = AllocatorConfig::parse(replay_conf);
+      } catch (const std::exception& e) {
+        throw UsageError(std::string("--alloc-conf: ") + e.what());
+      }
+      std::vector<profiler::ReplayRequest> requests;
+      std::string magic = read_file(replay_file).substr(0, 8);
+      if (magic == std::string(profiler::kTraceMagic, 8)) {
+        auto reader = open_trace(replay_file);
+        std::string chosen;
+        try {
+          requests = replay_requests(*reader, replay_device, &chosen);
+        } catch (const std::exception& e) {
+          throw UsageError(replay_file + ": " + e.what());
+        }
+        for (const auto& d : reader->header().devices)
+          if (d.name == chosen && d.capacity) o.capacity = d.capacity;
+        std::printf("replaying %zu requests of %s from %s\n", requests.size(), chosen.empty() ? "no device" : chosen.c_str(),
+                    replay_file.c_str());
+      } else {
+        std::ifstream in(replay_file);
+        try {
+          requests = profiler::parse_replay(in, replay_file);
+        } catch (const std::exception& e) {
+          throw UsageError(e.what());
+        }
+      }
+      if (!replay_capacity.empty()) o.capacity = parse_bytes_option("--capacity", replay_capacity);
+      std::fputs(profiler::format_replay(profiler::replay(requests, o), o).c_str(), stdout);
+      return kOk;
+    }
+    if (check->parsed()) return check_cmd.run();
+    if (base->parsed()) {
+      Report r = load_trace(base_file).report;
+      Baseline b;
+      try {
+        b = make_baseline(r, base_device);
+      } catch (const CheckError& e) {
+        throw UsageError(base_file + ": " + e.what());
+      }
+      write_file(base_out, baseline_json(b));
+      std::printf("memlens: baseline of %s on %s written to %s: peak %s allocated, %s reserved, %s leaked\n",
+                  base_file.c_str(), b.device.c_str(), base_out.c_str(),
+                  format_bytes(static_cast<std::int64_t>(b.peak_allocated)).c_str(),
+                  format_bytes(static_cast<std::int64_t>(b.peak_reserved)).c_str(),
+                  format_bytes(static_cast<std::int64_t>(b.leaked_bytes)).c_str());
+      return kOk;
+    }
+    if (view->parsed()) {
+      auto viewer = std::filesystem::path(argv[0]).parent_path() / "memlens-viewer";
+      std::error_code ec;
+      if (!std::filesystem::exists(viewer, ec)) viewer = "memlens-viewer";
+      execlp(viewer.c_str(), viewer.c_str(), view_file.c_str(), static_cast<char*>(nullptr));
+      throw UsageError("view: cannot start " + viewer.string() + ": " + std::strerror(errno) +
+                       " (build with -DMEMLENS_VIEWER=ON)");
+    }
+  } catch (const UsageError& e) {
+    std::fprintf(stderr, "memlens: %s\n", e.what());
+    return kBadInput;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "memlens: error: %s\n", e.what());
+    return kBadInput;
+  }
+  return kBadInput;
+}
+
+}  // namespace memlens::cli
+
+int main(int argc, char** argv) { return memlens::cli::main(argc, argv); }

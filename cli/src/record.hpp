@@ -1,0 +1,27 @@
+#pragma once
+// `memlens record`: runs a program linked with the memlens runtime under its recorder,
+// through the environment the recorder reads at start (MEMLENS_TRACE, MEMLENS_STACKS,
+// MEMLENS_DEVICE), so the program needs no change.
+#include <string>
+#include <vector>
+
+namespace memlens::cli {
+
+struct RecordRequest {
+  std::vector<std::string> command;  // program and its arguments
+  std::string output;                // "" = memlens-PROGRAM.memtrace
+  bool stacks = false;
+  int stack_depth = 0;               // 0 = the recorder's default
+  std::string device;                // "" = the program's default
+};
+
+struct RecordOutcome {
+  std::string trace;
+  int exit_status = 0;  // the program's, or 128 + signal
+  std::string how;      // "exit 0", "killed by signal 9"
+};
+
+// Throws UsageError when the program cannot be started.
+RecordOutcome record_program(const RecordRequest& r);
+
+}  // namespace memlens::cli

@@ -1,0 +1,32 @@
+#pragma once
+// Two reports side by side: peaks per device, bytes per category at the peak, bytes
+// allocated per site, sites that appeared or vanished, findings per kind.
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "memlens/analysis/render.hpp"
+#include "memlens/analysis/report.hpp"
+
+namespace memlens::analysis {
+
+struct DeltaRow {
+  std::string key;
+  std::uint64_t a = 0, b = 0;
+  std::int64_t delta() const { return static_cast<std::int64_t>(b) - static_cast<std::int64_t>(a); }
+};
+
+struct ReportDiff {
+  std::string a_path, b_path;
+  std::vector<DeltaRow> peak_allocated, peak_reserved;  // by device
+  std::vector<DeltaRow> categories;                     // at the main device's peak
+  std::vector<DeltaRow> sites;                          // bytes allocated over the trace, changed ones
+  std::vector<std::string> new_sites, vanished_sites;
+  std::vector<DeltaRow> findings;                       // count per kind
+};
+
+ReportDiff diff_reports(const Report& a, const Report& b);
+// format: "text", "markdown" or "json".
+std::string render_diff(const ReportDiff& d, const std::string& format, const RenderOptions& options);
+
+}  // namespace memlens::analysis

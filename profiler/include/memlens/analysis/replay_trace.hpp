@@ -1,0 +1,18 @@
+#pragma once
+// A trace's allocation requests on one device, as input for the allocator what-if
+// (memlens/profiler/replay.hpp): "would expandable_segments have avoided this OOM?"
+#include <string>
+#include <vector>
+
+#include "memlens/profiler/replay.hpp"
+#include "memlens/profiler/trace_reader.hpp"
+
+namespace memlens::analysis {
+
+// The requested sizes of every Alloc and the matching frees on `device` ("sim:0"; "" =
+// the first device with allocations other than cpu). Throws profiler::ReplayError when
+// the trace has no such device.
+std::vector<profiler::ReplayRequest> replay_requests(const profiler::TraceReader& trace, const std::string& device,
+                                                     std::string* chosen = nullptr);
+
+}  // namespace memlens::analysis

@@ -1,0 +1,234 @@
+#pragma once
+// What the analyses find in one trace, as plain data: the CLI renders it as text,
+// Markdown or JSON (docs/report-schema.md), the viewer draws it, `check` and `diff`
+// compare it. Bytes are block bytes (what the allocator handed out), times are
+// nanoseconds since the trace's first event.
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "memlens/profiler/event.hpp"
+
+namespace memlens::analysis {
+
+using profiler::Category;
+using profiler::CopyReason;
+using profiler::ShapeRecord;
+
+// A user call site, resolved once per report. Index 0 is "unknown" (no site recorded,
+// e.g. memory allocated before recording began).
+struct SiteRef {
+  std::string location;  // "file:line", "" when unknown
+  std::string function;
+  bool operator==(const SiteRef&) const = default;
+};
+using SiteId = std::uint32_t;
+
+std::string shape_text(const ShapeRecord& s);  // "[100, 1]"
+std::uint64_t numel(const ShapeRecord& s);
+
+struct CategoryBytes {
+  Category category = Category::Unknown;
+  std::uint64_t bytes = 0, blocks = 0;
+};
+struct SiteBytes {
+  SiteId site = 0;
+  std::uint64_t bytes = 0, blocks = 0;
+};
+
+// Live memory of one device at one moment, largest first.
+struct LiveAt {
+  std::uint64_t time_ns = 0;
+  std::uint64_t allocated = 0, reserved = 0;
+  std::uint64_t largest_free_block = 0;  // inside reserved segments
+  std::vector<CategoryBytes> by_category;
+  std::vector<SiteBytes> by_site;
+};
+
+struct DeviceReport {
+  std::uint8_t index = 0;  // into the trace header's devices
+  std::string name;        // "sim:0"
+  std::uint64_t capacity = 0;
+  std::uint64_t allocs = 0, frees = 0, segment_allocs = 0, segment_frees = 0, ooms = 0;
+  std::uint64_t allocated_total = 0;  // sum of every allocation's bytes
+  std::uint64_t final_allocated = 0, final_reserved = 0;
+  LiveAt peak_allocated;  // when allocated peaked, and what was live
+  LiveAt peak_reserved;
+};
+
+// ---- leaks
+
+struct LeakGroup {
+  SiteId site = 0;
+  Category category = Category::Unknown;
+  std::uint64_t bytes = 0, blocks = 0;
+};
+// A site whose live bytes at step boundaries rise step after step.
+struct GrowthLeak {
+  SiteId site = 0;
+  double bytes_per_step = 0;
+  std::uint64_t steps_observed = 0;  // step boundaries at which the site had live memory
+  std::uint64_t first_bytes = 0, last_bytes = 0;
+};
+struct LeakSection {
+  std::vector<LeakGroup> alive_at_end;  // leaks: not parameters, gradients, optimiser state, or older than step 1
+  std::uint64_t leaked_bytes = 0, leaked_blocks = 0;
+  std::uint64_t expected_bytes = 0;     // alive at the end but not leaks (by the rule above)
+  std::vector<GrowthLeak> growth;
+};
+
+// ---- broadcast
+
+struct BroadcastFinding {
+  SiteId site = 0;
+  std::string op;
+  std::vector<ShapeRecord> inputs;
+  ShapeRecord output;
+  double factor = 0;          // output elements / largest input's elements
+  std::uint64_t bytes = 0;    // output bytes of one occurrence
+  std::uint64_t count = 0;
+};
+// A copy that read more bytes than its source block holds: an expand was materialised.
+struct MaterializedExpand {
+  SiteId site = 0;
+  std::uint64_t bytes = 0, source_bytes = 0, count = 0;
+};
+struct BroadcastSection {
+  double threshold = 4;
+  std::uint64_t floor_bytes = 0;
+  std::uint64_t broadcast_ops = 0;  // every op that broadcast, flagged or not
+  std::vector<BroadcastFinding> findings;
+  std::vector<MaterializedExpand> materialized;
+};
+
+// ---- contiguity
+
+struct LayoutCopy {
+  SiteId site = 0;
+  CopyReason reason = CopyReason::Contiguous;
+  std::uint64_t count = 0, bytes = 0;
+  std::string view_chain;  // the views that made the input non-contiguous, "transpose -> narrow"
+};
+struct ContiguitySection {
+  std::vector<LayoutCopy> copies;
+  std::uint64_t count = 0, bytes = 0;
+};
+
+// ---- transfers
+
+struct TransferSite {
+  SiteId site = 0;
+  std::string from, to;  // device names
+  std::uint64_t count = 0, bytes = 0, steps = 0;
+};
+struct StepTransfers {
+  std::uint64_t step = 0;  // 0: before the first step boundary
+  std::uint64_t count = 0, bytes = 0;
+};
+// The same source data sent again in later steps ("move the data set once").
+struct ResentTransfer {
+  SiteId site = 0;
+  std::uint64_t bytes = 0;  // of one send
+  std::uint64_t times = 0, steps = 0;
+};
+struct TransferSection {
+  std::vector<TransferSite> sites;
+  std::vector<StepTransfers> per_step;
+  std::vector<ResentTransfer> resent;
+  std::uint64_t count = 0, bytes = 0;
+};
+
+// ---- churn
+
+// A buffer allocated afresh, same size, every step at one site, and freed within it.
+struct ChurnFinding {
+  SiteId site = 0;
+  std::uint64_t size = 0, allocs = 0, steps = 0;
+};
+struct TemporarySite {
+  SiteId site = 0;
+  std::uint64_t count = 0, bytes = 0;
+};
+struct ChurnSection {
+  std::uint64_t window_events = 0;  // "temporary": freed within this many events
+  std::vector<ChurnFinding> findings;
+  std::vector<TemporarySite> temporaries;
+  std::uint64_t temporary_count = 0, temporary_bytes = 0;
+};
+
+// ---- fragmentation and OOMs
+
+struct FragmentationPoint {
+  std::uint8_t device = 0;
+  std::string when;  // "peak reserved", "end", "oom"
+  std::uint64_t time_ns = 0, reserved = 0, allocated = 0, largest_free_block = 0;
+  double reserved_over_allocated = 0;
+};
+struct OomReport {
+  std::uint8_t device = 0;
+  std::uint64_t time_ns = 0, requested = 0, device_free = 0, reserved = 0, allocated = 0, largest_free_block = 0;
+  SiteId site = 0;
+};
+struct FragmentationSection {
+  std::vector<FragmentationPoint> points;
+  std::vector<OomReport> ooms;
+};
+
+// ---- timeline
+
+// One bucket of a device's memory over time: extremes and the value at its end.
+struct TimelineBucket {
+  std::uint64_t time_ns = 0;  // start of the bucket
+  std::uint64_t allocated_min = 0, allocated_max = 0, reserved_max = 0;
+  std::uint64_t allocated_last = 0, reserved_last = 0;
+};
+struct TimelineSeries {
+  std::uint8_t device = 0;
+  std::uint64_t bucket_ns = 0;
+  std::vector<TimelineBucket> buckets;
+};
+struct TimelineSection {
+  std::vector<TimelineSeries> series;
+  std::vector<std::uint64_t> step_times_ns;
+};
+
+// ---- findings: everything a person should act on, one line each
+
+enum class FindingKind : std::uint8_t { Leak, Growth, Broadcast, MaterializedExpand, LayoutCopy, ResentTransfer, Churn, Oom };
+std::string_view finding_kind_name(FindingKind k);  // "leak", "growth", "broadcast", ...
+
+struct Finding {
+  FindingKind kind = FindingKind::Leak;
+  SiteId site = 0;
+  std::uint64_t bytes = 0;  // what it costs: leaked, per occurrence, or in all (said by the message)
+  std::string message;
+};
+
+struct Report {
+  std::string path;
+  std::string program;
+  std::int64_t pid = 0;
+  std::string notes;           // from the trace header
+  std::string problem;         // why the trace is incomplete, "" when whole
+  std::uint64_t events = 0;
+  std::uint64_t duration_ns = 0;
+  std::uint64_t steps = 0;
+  std::vector<SiteRef> sites{SiteRef{}};
+  std::vector<DeviceReport> devices;  // devices with any memory event
+  std::vector<SiteBytes> allocations_by_site;  // every allocation over the trace, largest total first
+  LeakSection leaks;
+  BroadcastSection broadcast;
+  ContiguitySection contiguity;
+  TransferSection transfers;
+  ChurnSection churn;
+  FragmentationSection fragmentation;
+  TimelineSection timeline;
+  std::vector<Finding> findings;
+
+  const SiteRef& site(SiteId id) const { return id < sites.size() ? sites[id] : sites[0]; }
+  const DeviceReport* device(std::string_view name) const;
+  // The device a one-number summary speaks of: the busiest accelerator, else cpu.
+  const DeviceReport* main_device() const;
+};
+
+}  // namespace memlens::analysis

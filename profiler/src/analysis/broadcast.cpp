@@ -1,0 +1,96 @@
+// broadcast: ops whose output is far larger than their largest input because of
+// broadcasting, and copies that materialised an expand (they read more bytes than the
+// source block holds).
+#include <absl/container/flat_hash_map.h>
+
+#include <algorithm>
+#include <string>
+
+#include "analyses.hpp"
+
+namespace memlens::analysis {
+
+namespace {
+
+using profiler::CopyReason;
+using profiler::Event;
+using profiler::EventKind;
+
+// Copies that turn a view into new memory; copy_ into an existing tensor and moves between
+// devices are not expands materialised.
+bool materializes(CopyReason r) {
+  return r == CopyReason::Contiguous || r == CopyReason::Reshape || r == CopyReason::Clone || r == CopyReason::OpInternal;
+}
+
+class BroadcastAnalysis final : public Analysis {
+ public:
+  void after(const Event& e, const PassState& s) override {
+    if (e.kind == EventKind::Op && e.broadcast) on_op(e, s);
+    else if (e.kind == EventKind::Copy && materializes(static_cast<CopyReason>(e.sub))) on_copy(e, s);
+  }
+
+  void finish(const PassState& s, Report& r) override {
+    BroadcastSection& out = r.broadcast;
+    out.threshold = s.options.broadcast_factor;
+    out.floor_bytes = s.options.broadcast_floor;
+    out.broadcast_ops = broadcast_ops_;
+    for (auto& [k, f] : ops_) out.findings.push_back(f);
+    std::sort(out.findings.begin(), out.findings.end(), [](const BroadcastFinding& a, const BroadcastFinding& b) {
+      return a.bytes * a.count != b.bytes * b.count ? a.bytes * a.count > b.bytes * b.count : a.site < b.site;
+    });
+    for (auto& [k, m] : expands_) out.materialized.push_back(m);
+    std::sort(out.materialized.begin(), out.materialized.end(), [](const MaterializedExpand& a, const MaterializedExpand& b) {
+      return a.bytes * a.count != b.bytes * b.count ? a.bytes * a.count > b.bytes * b.count : a.site < b.site;
+    });
+  }
+
+ private:
+  void on_op(const Event& e, const PassState& s) {
+    ++broadcast_ops_;
+    std::uint64_t largest = 0;
+    for (int i = 0; i < e.n_inputs; ++i) largest = std::max(largest, numel(e.inputs[static_cast<std::size_t>(i)]));
+    double factor = largest ? static_cast<double>(numel(e.shape)) / static_cast<double>(largest) : 0;
+    if (factor < s.options.broadcast_factor || e.size < s.options.broadcast_floor) return;
+    std::string key = std::to_string(s.site) + "|" + s.name(e) + "|" + shape_text(e.shape);
+    for (int i = 0; i < e.n_inputs; ++i) key += "|" + shape_text(e.inputs[static_cast<std::size_t>(i)]);
+    BroadcastFinding& f = ops_[key];
+    if (f.count++ == 0) {
+      f.site = s.site;
+      f.op = s.name(e);
+      f.inputs.assign(e.inputs.begin(), e.inputs.begin() + e.n_inputs);
+      f.output = e.shape;
+      f.factor = factor;
+      f.bytes = e.size;
+    }
+  }
+
+  void on_copy(const Event& e, const PassState& s) {
+    const LiveBlock* src = s.live.containing(e.device2, e.address2);
+    if (!src || e.size <= src->size) return;
+    MaterializedExpand& m = expands_[{s.site, e.size}];
+    m.site = s.site, m.bytes = e.size, m.source_bytes = src->size;
+    ++m.count;
+  }
+
+  std::uint64_t broadcast_ops_ = 0;
+  absl::flat_hash_map<std::string, BroadcastFinding> ops_;
+  absl::flat_hash_map<std::pair<SiteId, std::uint64_t>, MaterializedExpand> expands_;  // site, bytes
+};
+
+}  // namespace
+
+std::unique_ptr<Analysis> make_broadcast_analysis() { return std::make_unique<BroadcastAnalysis>(); }
+
+std::uint64_t numel(const ShapeRecord& s) {
+  std::uint64_t n = 1;
+  for (int i = 0; i < s.ndim; ++i) n *= static_cast<std::uint64_t>(s.dims[static_cast<std::size_t>(i)]);
+  return n;
+}
+
+std::string shape_text(const ShapeRecord& s) {
+  std::string out = "[";
+  for (int i = 0; i < s.ndim; ++i) out += (i ? ", " : "") + std::to_string(s.dims[static_cast<std::size_t>(i)]);
+  return out + "]";
+}
+
+}  // namespace memlens::analysis

@@ -1,0 +1,89 @@
+// churn: a buffer allocated afresh every step at one site, same size, and freed within
+// the step: one preallocated buffer refilled with copy_ would do. Sites that run ops are
+// left out: an op's output is a value, not a buffer to reuse. Also temporaries: blocks
+// freed within a few events of their allocation.
+#include <absl/container/flat_hash_map.h>
+#include <absl/container/flat_hash_set.h>
+
+#include <algorithm>
+#include <map>
+
+#include "analyses.hpp"
+
+namespace memlens::analysis {
+
+namespace {
+
+using profiler::Event;
+using profiler::EventKind;
+
+class ChurnAnalysis final : public Analysis {
+ public:
+  void after(const Event& e, const PassState& s) override {
+    switch (e.kind) {
+      case EventKind::Op:
+        op_sites_.insert(s.site);
+        return;
+      case EventKind::Alloc: {
+        if (s.step == 0) return;  // set-up, before the first step boundary
+        Repeat& r = repeats_[{s.site, e.size}];
+        ++r.allocs;
+        if (r.steps == 0 || r.last_step != s.step) {
+          if (r.steps == 0) r.first_step = s.step;
+          ++r.steps, r.last_step = s.step;
+        }
+        return;
+      }
+      case EventKind::FreeRequested: {
+        const LiveBlock* b = s.block;
+        if (!b) return;
+        if (s.event_index - b->event_index <= s.options.temporary_window) {
+          TemporarySite& t = temporaries_[b->site];
+          t.site = b->site;
+          ++t.count;
+          t.bytes += b->size;
+        }
+        if (b->step > 0 && b->step == s.step)
+          if (auto it = repeats_.find({b->site, b->size}); it != repeats_.end()) ++it->second.freed_in_step;
+        return;
+      }
+      default:
+        return;
+    }
+  }
+
+  void finish(const PassState& s, Report& r) override {
+    ChurnSection& out = r.churn;
+    out.window_events = s.options.temporary_window;
+    for (auto& [k, v] : repeats_) {
+      if (op_sites_.contains(k.first) || v.steps < 3) continue;
+      std::uint64_t possible = s.step - v.first_step + 1;  // steps since the site first allocated
+      if (v.steps * 10 < possible * 9 || v.freed_in_step * 10 < v.allocs * 9) continue;
+      out.findings.push_back({k.first, k.second, v.allocs, v.steps});
+    }
+    std::stable_sort(out.findings.begin(), out.findings.end(),
+                     [](const ChurnFinding& a, const ChurnFinding& b) { return a.size * a.allocs > b.size * b.allocs; });
+    for (auto& [site, t] : temporaries_) {
+      out.temporaries.push_back(t);
+      out.temporary_count += t.count;
+      out.temporary_bytes += t.bytes;
+    }
+    std::stable_sort(out.temporaries.begin(), out.temporaries.end(),
+                     [](const TemporarySite& a, const TemporarySite& b) { return a.count != b.count ? a.count > b.count : a.site < b.site; });
+    if (out.temporaries.size() > s.options.top_sites) out.temporaries.resize(s.options.top_sites);
+  }
+
+ private:
+  struct Repeat {
+    std::uint64_t allocs = 0, steps = 0, first_step = 0, last_step = 0, freed_in_step = 0;
+  };
+  absl::flat_hash_set<SiteId> op_sites_;
+  std::map<std::pair<SiteId, std::uint64_t>, Repeat> repeats_;  // site, size
+  absl::flat_hash_map<SiteId, TemporarySite> temporaries_;
+};
+
+}  // namespace
+
+std::unique_ptr<Analysis> make_churn_analysis() { return std::make_unique<ChurnAnalysis>(); }
+
+}  // namespace memlens::analysis

@@ -1,0 +1,92 @@
+// leaks: what is alive when the trace ends, and sites whose live bytes rise from step
+// boundary to step boundary (a loss kept with its graph). Parameters, gradients,
+// optimiser state and anything allocated before the first step are expected to live
+// on, so they are not leaks.
+#include <absl/container/flat_hash_map.h>
+
+#include <algorithm>
+
+#include "analyses.hpp"
+
+namespace memlens::analysis {
+
+namespace {
+
+using profiler::Event;
+using profiler::EventKind;
+
+bool expected_to_live(const LiveBlock& b, std::uint64_t steps) {
+  if (b.category == Category::Parameter || b.category == Category::Gradient || b.category == Category::OptimizerState)
+    return true;
+  return steps > 0 && b.step == 0;
+}
+
+class LeakAnalysis final : public Analysis {
+ public:
+  void after(const Event& e, const PassState& s) override {
+    if (e.kind != EventKind::Step) return;
+    // Every site with stepped memory now, and every site tracked before (now perhaps 0).
+    const auto& live = s.live.stepped_bytes_by_site();
+    for (const auto& [site, bytes] : live) trends_.try_emplace(site);
+    for (auto& [site, t] : trends_) {
+      auto it = live.find(site);
+      std::uint64_t v = it == live.end() ? 0 : it->second;
+      if (t.observed == 0) {
+        if (v == 0) continue;
+        t.first = v;
+      } else if (v > t.last) {
+        ++t.rises;
+      } else if (v < t.last) {
+        ++t.falls;
+      }
+      t.last = v;
+      ++t.observed;
+    }
+  }
+
+  void finish(const PassState& s, Report& r) override {
+    LeakSection& out = r.leaks;
+    absl::flat_hash_map<std::uint64_t, LeakGroup> groups;
+    s.live.for_each_block([&](const LiveBlock& b) {
+      if (expected_to_live(b, s.step)) {
+        out.expected_bytes += b.size;
+        return;
+      }
+      LeakGroup& g = groups[std::uint64_t{b.site} << 8 | static_cast<std::uint8_t>(b.category)];
+      g.site = b.site, g.category = b.category;
+      g.bytes += b.size, ++g.blocks;
+      out.leaked_bytes += b.size, ++out.leaked_blocks;
+    });
+    for (auto& [k, g] : groups) out.alive_at_end.push_back(g);
+    std::sort(out.alive_at_end.begin(), out.alive_at_end.end(), [](const LeakGroup& a, const LeakGroup& b) {
+      return a.bytes != b.bytes ? a.bytes > b.bytes : a.site < b.site;
+    });
+
+    // Growth: rising at (nearly) every boundary, never falling, over at least 3 intervals.
+    for (auto& [site, t] : trends_) {
+      std::uint64_t intervals = t.observed > 0 ? t.observed - 1 : 0;
+      if (intervals < 3 || t.falls > 0 || t.rises * 4 < intervals * 3 || t.last <= t.first) continue;
+      GrowthLeak g;
+      g.site = site;
+      g.steps_observed = t.observed;
+      g.first_bytes = t.first, g.last_bytes = t.last;
+      g.bytes_per_step = static_cast<double>(t.last - t.first) / static_cast<double>(intervals);
+      out.growth.push_back(g);
+    }
+    std::sort(out.growth.begin(), out.growth.end(), [](const GrowthLeak& a, const GrowthLeak& b) {
+      return a.bytes_per_step != b.bytes_per_step ? a.bytes_per_step > b.bytes_per_step : a.site < b.site;
+    });
+  }
+
+ private:
+  struct Trend {
+    std::uint64_t first = 0, last = 0, observed = 0, rises = 0, falls = 0;
+  };
+  absl::flat_hash_map<SiteId, Trend> trends_;
+};
+
+}  // namespace
+
+std::unique_ptr<Analysis> make_leak_analysis() { return std::make_unique<LeakAnalysis>(); }
+
+}  // namespace memlens::analysis

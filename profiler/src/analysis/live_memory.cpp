@@ -1,0 +1,139 @@
+#include "live_memory.hpp"
+
+#include <algorithm>
+#include <array>
+
+namespace memlens::analysis {
+
+using profiler::EventKind;
+
+namespace {
+std::uint64_t key(SiteId site, Category c) { return std::uint64_t{site} << 8 | static_cast<std::uint8_t>(c); }
+}  // namespace
+
+void LiveMemory::account(const LiveBlock& b, std::int64_t sign) {
+  DeviceState& d = devices_[b.device];
+  auto delta = static_cast<std::uint64_t>(sign) * b.size;  // wraps for sign -1, as intended
+  d.allocated += delta;
+  SiteBytes& s = d.by_site_category[key(b.site, b.category)];
+  s.site = b.site;
+  s.bytes += delta;
+  s.blocks += static_cast<std::uint64_t>(sign);
+  if (s.blocks == 0) d.by_site_category.erase(key(b.site, b.category));
+  if (b.step > 0) {
+    auto it = stepped_by_site_.try_emplace(b.site, 0).first;
+    it->second += delta;
+    if (it->second == 0) stepped_by_site_.erase(it);
+  }
+}
+
+const LiveBlock* LiveMemory::apply(const profiler::Event& e, SiteId site, std::uint64_t event_index,
+                                   std::uint64_t step) {
+  if (e.device >= devices_.size()) devices_.resize(e.device + 1u);
+  DeviceState& d = devices_[e.device];
+  switch (e.kind) {
+    case EventKind::SegmentAlloc:
+      d.touched = true;
+      if (d.segments.insert_or_assign(e.address, e.size).second) d.reserved += e.size;
+      return nullptr;
+    case EventKind::SegmentFree: {
+      auto it = d.segments.find(e.address);
+      if (it != d.segments.end()) {
+        d.reserved -= it->second;
+        d.segments.erase(it);
+      }
+      return nullptr;
+    }
+    case EventKind::Alloc: {
+      d.touched = true;
+      if (auto old = d.blocks.find(e.address); old != d.blocks.end()) {  // a free the trace lost
+        account(old->second, -1);
+        d.blocks.erase(old);
+      }
+      LiveBlock b;
+      b.address = e.address, b.size = e.size, b.requested = e.requested, b.segment = e.address2;
+      b.storage = e.storage, b.time_ns = e.time_ns, b.event_index = event_index, b.step = step;
+      b.site = site, b.device = e.device;
+      account(b, +1);
+      if (b.storage) storage_[b.storage] = {e.device, e.address};
+      return &d.blocks.insert_or_assign(e.address, b).first->second;
+    }
+    case EventKind::FreeRequested: {
+      auto it = d.blocks.find(e.address);
+      if (it == d.blocks.end()) return nullptr;  // allocated before a snapshot could see it
+      removed_ = it->second;
+      account(removed_, -1);
+      if (removed_.storage) storage_.erase(removed_.storage);
+      d.blocks.erase(it);
+      return &removed_;
+    }
+    case EventKind::Category: {
+      auto s = storage_.find(e.storage);
+      if (s == storage_.end()) return nullptr;
+      LiveBlock& b = devices_[s->second.first].blocks.at(s->second.second);
+      account(b, -1);
+      b.category = static_cast<Category>(e.sub);
+      account(b, +1);
+      return &b;
+    }
+    default:
+      return nullptr;
+  }
+}
+
+const LiveBlock* LiveMemory::containing(std::uint8_t d, std::uint64_t address) const {
+  if (d >= devices_.size()) return nullptr;
+  const auto& blocks = devices_[d].blocks;
+  auto it = blocks.upper_bound(address);
+  if (it == blocks.begin()) return nullptr;
+  --it;
+  return address < it->second.address + it->second.size ? &it->second : nullptr;
+}
+
+std::uint64_t LiveMemory::largest_free_block(std::uint8_t d) const {
+  if (d >= devices_.size()) return 0;
+  const DeviceState& s = devices_[d];
+  std::uint64_t largest = 0;
+  for (auto [seg, size] : s.segments) {
+    std::uint64_t at = seg, end = seg + size;
+    for (auto it = s.blocks.lower_bound(seg); it != s.blocks.end() && it->first < end; ++it) {
+      largest = std::max(largest, it->first - std::min(it->first, at));
+      at = std::max(at, it->first + it->second.size);
+    }
+    largest = std::max(largest, end - std::min(end, at));
+  }
+  return largest;
+}
+
+LiveAt LiveMemory::live_at(std::uint8_t d, std::uint64_t time_ns, std::size_t top) const {
+  LiveAt at;
+  at.time_ns = time_ns;
+  if (d >= devices_.size()) return at;
+  const DeviceState& s = devices_[d];
+  at.allocated = s.allocated;
+  at.reserved = s.reserved;
+  at.largest_free_block = largest_free_block(d);
+  absl::flat_hash_map<SiteId, SiteBytes> sites;
+  std::array<CategoryBytes, 8> cats{};
+  for (const auto& [k, v] : s.by_site_category) {
+    auto c = static_cast<std::size_t>(k & 0xff) % cats.size();
+    cats[c].category = static_cast<Category>(c);
+    cats[c].bytes += v.bytes;
+    cats[c].blocks += v.blocks;
+    SiteBytes& sb = sites[v.site];
+    sb.site = v.site;
+    sb.bytes += v.bytes;
+    sb.blocks += v.blocks;
+  }
+  for (auto& c : cats)
+    if (c.blocks) at.by_category.push_back(c);
+  std::sort(at.by_category.begin(), at.by_category.end(),
+            [](const CategoryBytes& a, const CategoryBytes& b) { return a.bytes != b.bytes ? a.bytes > b.bytes : a.category < b.category; });
+  for (auto& [id, sb] : sites) at.by_site.push_back(sb);
+  std::sort(at.by_site.begin(), at.by_site.end(),
+            [](const SiteBytes& a, const SiteBytes& b) { return a.bytes != b.bytes ? a.bytes > b.bytes : a.site < b.site; });
+  if (at.by_site.size() > top) at.by_site.resize(top);
+  return at;
+}
+
+}  // namespace memlens::analysis

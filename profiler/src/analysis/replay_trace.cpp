@@ -1,0 +1,37 @@
+#include "memlens/analysis/replay_trace.hpp"
+
+#include <absl/container/flat_hash_map.h>
+
+namespace memlens::analysis {
+
+using profiler::EventKind;
+using profiler::ReplayRequest;
+
+std::vector<ReplayRequest> replay_requests(const profiler::TraceReader& trace, const std::string& device,
+                                           std::string* chosen) {
+  const auto& devices = trace.header().devices;
+  int want = -1;
+  for (std::size_t i = 0; i < devices.size(); ++i)
+    if (devices[i].name == device) want = static_cast<int>(i);
+  if (!device.empty() && want < 0) throw profiler::ReplayError("the trace has no device '" + device + "'");
+  std::vector<ReplayRequest> out;
+  absl::flat_hash_map<std::uint64_t, std::uint64_t> live;  // address -> request id
+  std::uint64_t next = 1, index = 0;
+  trace.for_each([&](const profiler::Event& e) {
+    ++index;
+    if (e.kind != EventKind::Alloc && e.kind != EventKind::FreeRequested) return;
+    if (want < 0 && e.kind == EventKind::Alloc && e.device < devices.size() && devices[e.device].name != "cpu") want = e.device;
+    if (e.device != want) return;
+    if (e.kind == EventKind::Alloc) {
+      live[e.address] = next;
+      out.push_back({ReplayRequest::Op::Alloc, next++, e.requested ? e.requested : e.size, e.stream, index});
+    } else if (auto it = live.find(e.address); it != live.end()) {
+      out.push_back({ReplayRequest::Op::Free, it->second, 0, e.stream, index});
+      live.erase(it);
+    }
+  });
+  if (chosen) *chosen = want >= 0 ? devices[static_cast<std::size_t>(want)].name : "";
+  return out;
+}
+
+}  // namespace memlens::analysis

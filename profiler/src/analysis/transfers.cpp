@@ -1,0 +1,90 @@
+// transfers: copies between devices per site and per step, and the same source data sent
+// again in later steps (the seed's "move the data set to the device once").
+#include <absl/container/flat_hash_map.h>
+
+#include <algorithm>
+#include <map>
+
+#include "analyses.hpp"
+
+namespace memlens::analysis {
+
+namespace {
+
+using profiler::Event;
+using profiler::EventKind;
+
+class TransferAnalysis final : public Analysis {
+ public:
+  void after(const Event& e, const PassState& s) override {
+    if (e.kind != EventKind::Copy || e.device == e.device2) return;
+    const auto& devices = s.trace.header().devices;
+    auto name = [&](std::uint8_t d) { return d < devices.size() ? devices[d].name : "device " + std::to_string(d); };
+    Site& site = sites_[{s.site, e.device2, e.device}];
+    if (site.total.count == 0) site.total.site = s.site, site.total.from = name(e.device2), site.total.to = name(e.device);
+    ++site.total.count;
+    site.total.bytes += e.size;
+    if (site.last_step != s.step || site.total.steps == 0) ++site.total.steps, site.last_step = s.step;
+
+    if (per_step_.empty() || per_step_.back().step != s.step) per_step_.push_back({s.step, 0, 0});
+    ++per_step_.back().count;
+    per_step_.back().bytes += e.size;
+
+    // The source named by its storage and offset when it is a live block, else its address.
+    Source key{s.site, e.address2, 0, e.size};
+    if (const LiveBlock* b = s.live.containing(e.device2, e.address2); b && b->storage)
+      key = {s.site, b->storage, e.address2 - b->address, e.size};
+    Resend& r = sources_[key];
+    ++r.times;
+    if (r.times == 1 || r.last_step != s.step) ++r.steps, r.last_step = s.step;
+  }
+
+  void finish(const PassState&, Report& r) override {
+    TransferSection& out = r.transfers;
+    for (auto& [k, site] : sites_) {
+      out.sites.push_back(site.total);
+      out.count += site.total.count;
+      out.bytes += site.total.bytes;
+    }
+    std::stable_sort(out.sites.begin(), out.sites.end(), [](const TransferSite& a, const TransferSite& b) { return a.bytes > b.bytes; });
+    out.per_step = per_step_;
+    std::map<std::pair<SiteId, std::uint64_t>, ResentTransfer> resent;  // by site and size
+    for (auto& [k, v] : sources_) {
+      if (v.steps < 2) continue;
+      ResentTransfer& t = resent[{k.site, k.bytes}];
+      t.site = k.site, t.bytes = k.bytes;
+      t.times += v.times;
+      t.steps = std::max(t.steps, v.steps);
+    }
+    for (auto& [k, t] : resent) out.resent.push_back(t);
+    std::stable_sort(out.resent.begin(), out.resent.end(),
+                     [](const ResentTransfer& a, const ResentTransfer& b) { return a.bytes * a.times > b.bytes * b.times; });
+  }
+
+ private:
+  struct Site {
+    TransferSite total;
+    std::uint64_t last_step = 0;
+  };
+  struct Source {
+    SiteId site;
+    std::uint64_t storage_or_address, offset, bytes;
+    bool operator==(const Source&) const = default;
+    template <class H>
+    friend H AbslHashValue(H h, const Source& s) {
+      return H::combine(std::move(h), s.site, s.storage_or_address, s.offset, s.bytes);
+    }
+  };
+  struct Resend {
+    std::uint64_t times = 0, steps = 0, last_step = 0;
+  };
+  std::map<std::tuple<SiteId, std::uint8_t, std::uint8_t>, Site> sites_;
+  std::vector<StepTransfers> per_step_;
+  absl::flat_hash_map<Source, Resend> sources_;
+};
+
+}  // namespace
+
+std::unique_ptr<Analysis> make_transfer_analysis() { return std::make_unique<TransferAnalysis>(); }
+
+}  // namespace memlens::analysis
