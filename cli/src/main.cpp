@@ -250,7 +250,6 @@ int main(int argc, char** argv) {
   auto* chrome = exp->add_option("--chrome", export_chrome, "Chrome trace JSON to write (opens in ui.perfetto.dev)");
   auto* jsonl = exp->add_option("--json", export_json, "JSON event stream to write, one event per line");
   chrome->excludes(jsonl);
-  exp->require_option(1);
 
   std::string replay_file, replay_conf, replay_device, replay_capacity;
   auto* rep = app.add_subcommand("replay", "run a trace's allocations through another allocator configuration");
@@ -314,6 +313,7 @@ int main(int argc, char** argv) {
       return kOk;
     }
     if (exp->parsed()) {
+      if (export_chrome.empty() && export_json.empty()) throw UsageError("export: give --chrome OUT.json or --json OUT.json");
       auto reader = open_trace(export_file);
       std::string out = export_chrome.empty() ? export_json : export_chrome;
       std::ofstream f(out, std::ios::trunc);

@@ -307,7 +307,7 @@ class Recorder final : public instrument::Sink {
   }
 
   void on_op(const char* name, const instrument::Dims* const* inputs, int n_inputs, const instrument::Dims& output,
-             std::uint64_t output_bytes, const Device& d, std::uint64_t start) override {
+             std::uint64_t output_bytes, const Device& d, std::uint64_t start, bool broadcasting) override {
     ThreadBuffer& buf = local();
     Slot& s = claim(buf);
     Event& e = s.event;
@@ -325,7 +325,7 @@ class Recorder final : public instrument::Sink {
     copy_dims(e.shape, output);
     std::int64_t out_numel = 1;
     for (auto v : output) out_numel *= v;
-    e.broadcast = e.n_inputs > 0 && out_numel > largest;
+    e.broadcast = broadcasting && e.n_inputs > 0 && out_numel > largest;
     e.size = output_bytes;
     s.site = instrument::current_site();
     s.name = name;

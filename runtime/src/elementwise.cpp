@@ -41,7 +41,7 @@ Tensor binary_kernel(const Tensor& a, const Tensor& b, ScalarType compute, const
     map_binary<T, R>(out, expand_alias(x, shape), expand_alias(y, shape),
                      [&](T u, T v) { return static_cast<R>(f(u, v)); });
   });
-  trace.done(op, {&a, &b}, out);
+  trace.done(op, {&a, &b}, out, /*broadcasting=*/true);
   return out;
 }
 

@@ -68,6 +68,11 @@ Linear::Linear(std::int64_t in, std::int64_t out, bool with_bias) {
   if (with_bias) register_parameter("bias", bias);
 }
 
+Tensor Module::operator()(const Tensor& x) {
+  MEMLENS_API_ENTRY();
+  return forward(x);
+}
+
 Tensor Linear::forward(const Tensor& x) {
   MEMLENS_API_ENTRY();
   Tensor y = x.matmul(weight.t());

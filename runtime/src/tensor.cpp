@@ -74,12 +74,13 @@ void emit_category(const Tensor& t, instrument::Category c) {
   if (auto* sink = instrument::sink()) sink->on_category(t.storage()->id(), t.device(), c);
 }
 
-void OpTrace::report(const char* name, std::initializer_list<const Tensor*> inputs, const Tensor& out) const {
+void OpTrace::report(const char* name, std::initializer_list<const Tensor*> inputs, const Tensor& out,
+                     bool broadcasting) const {
   const instrument::Dims* shapes[4];
   int n = 0;
   for (const Tensor* t : inputs)
     if (n < 4) shapes[n++] = &t->sizes();
-  sink_->on_op(name, shapes, n, out.sizes(), out.nbytes(), out.device(), start_);
+  sink_->on_op(name, shapes, n, out.sizes(), out.nbytes(), out.device(), start_, broadcasting);
 }
 
 Tensor layout_copy(const Tensor& t, instrument::CopyReason reason) {

@@ -30,12 +30,14 @@ Tensor clone_for(const Tensor& t, instrument::CopyReason reason);
 class OpTrace {
  public:
   OpTrace() : sink_(instrument::sink()), start_(sink_ ? sink_->now_ns() : 0) {}
-  void done(const char* name, std::initializer_list<const Tensor*> inputs, const Tensor& out) const {
-    if (sink_) report(name, inputs, out);
+  // `broadcasting`: an elementwise op whose inputs broadcast to the output's shape.
+  void done(const char* name, std::initializer_list<const Tensor*> inputs, const Tensor& out,
+            bool broadcasting = false) const {
+    if (sink_) report(name, inputs, out, broadcasting);
   }
 
  private:
-  void report(const char* name, std::initializer_list<const Tensor*> inputs, const Tensor& out) const;
+  void report(const char* name, std::initializer_list<const Tensor*> inputs, const Tensor& out, bool broadcasting) const;
   instrument::Sink* sink_;
   std::uint64_t start_;
 };

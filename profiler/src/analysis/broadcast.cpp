@@ -1,6 +1,6 @@
 // broadcast: ops whose output is far larger than their largest input because of
-// broadcasting, and copies that materialised an expand (they read more bytes than the
-// source block holds).
+// broadcasting, and copies that materialised an expand (of an expanded storage, and
+// larger than its block).
 #include <absl/container/flat_hash_map.h>
 
 #include <algorithm>
@@ -66,7 +66,9 @@ class BroadcastAnalysis final : public Analysis {
 
   void on_copy(const Event& e, const PassState& s) {
     const LiveBlock* src = s.live.containing(e.device2, e.address2);
-    if (!src || e.size <= src->size) return;
+    if (!src || e.size <= src->size || !src->storage) return;
+    const ViewChain* views = s.live.views(src->storage);
+    if (!views || !views->has(profiler::ViewKind::Expand)) return;
     MaterializedExpand& m = expands_[{s.site, e.size}];
     m.site = s.site, m.bytes = e.size, m.source_bytes = src->size;
     ++m.count;

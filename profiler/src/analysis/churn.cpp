@@ -26,6 +26,7 @@ class ChurnAnalysis final : public Analysis {
         return;
       case EventKind::Alloc: {
         if (s.step == 0) return;  // set-up, before the first step boundary
+        last_alloc_step_ = s.step;
         Repeat& r = repeats_[{s.site, e.size}];
         ++r.allocs;
         if (r.steps == 0 || r.last_step != s.step) {
@@ -57,7 +58,7 @@ class ChurnAnalysis final : public Analysis {
     out.window_events = s.options.temporary_window;
     for (auto& [k, v] : repeats_) {
       if (op_sites_.contains(k.first) || v.steps < 3) continue;
-      std::uint64_t possible = s.step - v.first_step + 1;  // steps since the site first allocated
+      std::uint64_t possible = last_alloc_step_ - v.first_step + 1;  // steps since the site first allocated
       if (v.steps * 10 < possible * 9 || v.freed_in_step * 10 < v.allocs * 9) continue;
       out.findings.push_back({k.first, k.second, v.allocs, v.steps});
     }
@@ -77,6 +78,7 @@ class ChurnAnalysis final : public Analysis {
   struct Repeat {
     std::uint64_t allocs = 0, steps = 0, first_step = 0, last_step = 0, freed_in_step = 0;
   };
+  std::uint64_t last_alloc_step_ = 0;  // the last step that allocated anything
   absl::flat_hash_set<SiteId> op_sites_;
   std::map<std::pair<SiteId, std::uint64_t>, Repeat> repeats_;  // site, size
   absl::flat_hash_map<SiteId, TemporarySite> temporaries_;

@@ -8,8 +8,19 @@ namespace memlens::analysis {
 using profiler::EventKind;
 
 namespace {
+using profiler::ViewKind;
+bool reorders(ViewKind k) {
+  return k != ViewKind::View && k != ViewKind::Reshape && k != ViewKind::Detach && k != ViewKind::Squeeze &&
+         k != ViewKind::Unsqueeze;
+}
 std::uint64_t key(SiteId site, Category c) { return std::uint64_t{site} << 8 | static_cast<std::uint8_t>(c); }
 }  // namespace
+
+std::string ViewChain::text() const {
+  std::string out;
+  for (std::size_t i = 0; i < n; ++i) out += (i ? " -> " : "") + std::string(profiler::view_kind_name(kinds[i]));
+  return out;
+}
 
 void LiveMemory::account(const LiveBlock& b, std::int64_t sign) {
   DeviceState& d = devices_[b.device];
@@ -63,9 +74,17 @@ const LiveBlock* LiveMemory::apply(const profiler::Event& e, SiteId site, std::u
       if (it == d.blocks.end()) return nullptr;  // allocated before a snapshot could see it
       removed_ = it->second;
       account(removed_, -1);
-      if (removed_.storage) storage_.erase(removed_.storage);
+      if (removed_.storage) storage_.erase(removed_.storage), views_.erase(removed_.storage);
       d.blocks.erase(it);
       return &removed_;
+    }
+    case EventKind::View: {
+      auto kind = static_cast<ViewKind>(e.sub);
+      if (!e.storage || !reorders(kind)) return nullptr;
+      ViewChain& c = views_[e.storage];
+      if (c.n < c.kinds.size()) c.kinds[c.n++] = kind;
+      else std::rotate(c.kinds.begin(), c.kinds.begin() + 1, c.kinds.end()), c.kinds.back() = kind;
+      return nullptr;
     }
     case EventKind::Category: {
       auto s = storage_.find(e.storage);

@@ -4,7 +4,10 @@
 #include <absl/container/btree_map.h>
 #include <absl/container/flat_hash_map.h>
 
+#include <algorithm>
+#include <array>
 #include <cstdint>
+#include <string>
 #include <optional>
 #include <vector>
 
@@ -19,6 +22,15 @@ struct LiveBlock {
   SiteId site = 0;
   Category category = Category::Unknown;
   std::uint8_t device = 0;
+};
+
+// The last few layout-changing views taken of a storage (transpose, expand, narrow, ...;
+// not view or reshape, which only rename the dims of a contiguous tensor).
+struct ViewChain {
+  std::array<profiler::ViewKind, 4> kinds{};
+  std::size_t n = 0;
+  bool has(profiler::ViewKind k) const { return std::find(kinds.begin(), kinds.begin() + static_cast<std::ptrdiff_t>(n), k) != kinds.begin() + static_cast<std::ptrdiff_t>(n); }
+  std::string text() const;  // "transpose -> narrow"
 };
 
 struct DeviceState {
@@ -39,6 +51,11 @@ class LiveMemory {
 
   const DeviceState& device(std::uint8_t d) const { return devices_[d]; }
   std::size_t device_count() const { return devices_.size(); }
+  // The views recorded of a live storage, or null.
+  const ViewChain* views(std::uint64_t storage) const {
+    auto it = views_.find(storage);
+    return it == views_.end() ? nullptr : &it->second;
+  }
   // The live block holding `address` on device `d`, or null.
   const LiveBlock* containing(std::uint8_t d, std::uint64_t address) const;
   // The largest free range inside device d's reserved segments.
@@ -60,6 +77,7 @@ class LiveMemory {
   std::vector<DeviceState> devices_;
   absl::flat_hash_map<std::uint64_t, std::pair<std::uint8_t, std::uint64_t>> storage_;  // storage -> device, address
   absl::flat_hash_map<SiteId, std::uint64_t> stepped_by_site_;
+  absl::flat_hash_map<std::uint64_t, ViewChain> views_;  // by storage
   LiveBlock removed_;
 };
 

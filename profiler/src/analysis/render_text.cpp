@@ -39,6 +39,7 @@ std::vector<std::string> wrap(const std::string& s, std::size_t width, std::size
     std::string word = s.substr(at, end - at);
     at = end + 1;
     if (word.empty()) continue;
+    word = shorten_left(word, width - rest);  // a long path keeps its file name and line
     if (!empty && columns(line) + 1 + columns(word) > width) {
       out.push_back(line);
       line = std::string(rest, ' ');

@@ -64,7 +64,7 @@ struct Event {
   std::uint32_t stack = 0;     // Alloc, AllocFailed, Oom: interned native stack, 0 = none
   std::uint32_t name = 0;      // interned string: Op and Scope names
   std::uint64_t duration_ns = 0;  // Op
-  bool broadcast = false;         // Op: the output is larger than every input
+  bool broadcast = false;         // Op: elementwise, and the output is larger than every input
   std::int64_t offset = 0;        // View: storage offset in elements
   std::uint64_t step = 0;         // Step: its number
   std::uint64_t free_bytes = 0, reserved = 0, allocated = 0;  // AllocFailed / Oom: device state

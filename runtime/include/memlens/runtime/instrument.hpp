@@ -25,8 +25,10 @@ class Sink {
                        const Dims& strides, std::int64_t offset) = 0;
   virtual void on_copy(const Device& src, const void* src_addr, const Device& dst, const void* dst_addr,
                        std::uint64_t bytes, CopyReason reason) = 0;
+  // `broadcasting`: an elementwise op, whose inputs broadcast to the output's shape (an
+  // mm's output may be larger than its inputs without any broadcast).
   virtual void on_op(const char* name, const Dims* const* inputs, int n_inputs, const Dims& output,
-                     std::uint64_t output_bytes, const Device& d, std::uint64_t start_ns) = 0;
+                     std::uint64_t output_bytes, const Device& d, std::uint64_t start_ns, bool broadcasting) = 0;
   virtual void on_category(std::uint64_t storage, const Device& d, Category c) = 0;
   // Monotonic nanoseconds on the recorder's clock (ops are timed with it).
   virtual std::uint64_t now_ns() = 0;

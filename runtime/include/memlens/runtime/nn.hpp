@@ -13,7 +13,8 @@ class Module {
  public:
   virtual ~Module() = default;
   virtual Tensor forward(const Tensor& x) = 0;
-  Tensor operator()(const Tensor& x) { return forward(x); }
+  // Out of line, so the call site recorded for the module's ops is the caller's line.
+  Tensor operator()(const Tensor& x);
   // Every parameter of this module and its children, in registration order.
   std::vector<Tensor> parameters() const;
   std::vector<std::pair<std::string, Tensor>> named_parameters() const;
