@@ -295,7 +295,7 @@ int main(int argc, char** argv) {
   } catch (const CLI::ParseError& e) {
     std::string where;
     for (auto* sub : app.get_subcommands()) where = std::string(" ") + sub->get_name();
-    std::fprintf(stderr, "memlens:%s: %s (see memlens%s --help)\n", where.c_str(), e.what(), where.c_str());
+    std::fprintf(stderr, "memlens%s: %s (see memlens%s --help)\n", where.c_str(), e.what(), where.c_str());
     return kBadInput;
   }
 

@@ -1,0 +1,11 @@
+# Runs one memlens_add_memory_test: record, then check (cmake -P script).
+string(REPLACE "|" ";" program "${PROGRAM}")
+string(REPLACE "|" ";" check "${CHECK}")
+execute_process(COMMAND "${MEMLENS}" record ${RECORD} -o "${TRACE}" -- ${program} RESULT_VARIABLE rc)
+if(NOT rc EQUAL 0)
+  message(FATAL_ERROR "memlens record failed (${rc}): ${program}")
+endif()
+execute_process(COMMAND "${MEMLENS}" check "${TRACE}" ${check} RESULT_VARIABLE rc)
+if(NOT rc EQUAL 0)
+  message(FATAL_ERROR "memlens check failed (${rc}); see `memlens report ${TRACE}`")
+endif()

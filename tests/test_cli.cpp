@@ -1,0 +1,265 @@
+// The real `memlens` binary on the real samples, end to end: record, report, check,
+// baseline, diff, export, replay, the CMake helper, and bad input.
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <catch2/catch.hpp>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+namespace {
+
+struct Run {
+  int status = -1;
+  std::string out;  // stdout and stderr together
+};
+
+std::string quote(const std::string& s) { return "'" + s + "'"; }
+
+Run run(const std::string& args) {
+  Run r;
+  std::string cmd = quote(MEMLENS_BIN) + " " + args + " 2>&1";
+  FILE* p = popen(cmd.c_str(), "r");
+  REQUIRE(p);
+  char buf[4096];
+  for (std::size_t n; (n = fread(buf, 1, sizeof buf, p)) > 0;) r.out.append(buf, n);
+  int st = pclose(p);
+  r.status = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+  return r;
+}
+
+std::string temp(const std::string& name) { return "/tmp/memlens-cli-" + std::to_string(::getpid()) + "-" + name; }
+
+std::string slurp(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+// Records a sample once per test run.
+const std::string& recorded(const std::string& name, const std::string& program, const std::string& args) {
+  static std::map<std::string, std::string> traces;
+  auto it = traces.find(name);
+  if (it != traces.end()) return it->second;
+  std::string path = temp(name + ".memtrace");
+  Run r = run("record -o " + quote(path) + " -- " + quote(program) + " " + args);
+  INFO(r.out);
+  REQUIRE(r.status == 0);
+  return traces[name] = path;
+}
+
+const std::string& lr() { return recorded("lr", LINEAR_REGRESSION_BIN, "100"); }
+const std::string& lr_fixed() { return recorded("lr-fixed", LINEAR_REGRESSION_FIXED_BIN, "100"); }
+const std::string& leak() { return recorded("leak", LEAK_LOSS_HISTORY_BIN, "12"); }
+const std::string& leak_fixed() { return recorded("leak-fixed", LEAK_LOSS_HISTORY_BIN, "12 --fixed"); }
+
+nlohmann::json report_json(const std::string& trace, const std::string& extra = "") {
+  Run r = run("report --format json " + extra + " " + quote(trace));
+  INFO(r.out);
+  REQUIRE(r.status == 0);
+  return nlohmann::json::parse(r.out);
+}
+
+}  // namespace
+
+TEST_CASE("memlens: --help on every command, exit 2 with one line on bad usage", "[cli]") {
+  Run top = run("--help");
+  CHECK(top.status == 0);
+  for (const char* sub : {"record", "report", "summary", "peak", "leaks", "broadcast", "contiguity", "transfers", "churn",
+                          "fragmentation", "timeline", "diff", "export", "replay", "check", "baseline", "view"}) {
+    CHECK(top.out.find(sub) != std::string::npos);
+    Run h = run(std::string(sub) + " --help");
+    INFO(sub);
+    CHECK(h.status == 0);
+    CHECK(h.out.find("Usage") != std::string::npos);
+  }
+  Run none = run("");
+  CHECK(none.status == 2);
+  Run bad = run("report --frobnicate x");
+  CHECK(bad.status == 2);
+  CHECK(std::count(bad.out.begin(), bad.out.end(), '\n') == 1);
+  CHECK(bad.out.find("memlens report: ") == 0);
+}
+
+TEST_CASE("memlens record: the trace, where it went and a three-line summary", "[cli]") {
+  std::string path = temp("record.memtrace");
+  Run r = run("record -o " + quote(path) + " -- " + quote(LINEAR_REGRESSION_BIN) + " 5");
+  INFO(r.out);
+  REQUIRE(r.status == 0);
+  CHECK(r.out.find("memlens: recorded " + std::string(LINEAR_REGRESSION_BIN) + " (exit 0) to " + path) != std::string::npos);
+  CHECK(r.out.find("memlens: peak cpu ") != std::string::npos);
+  CHECK(r.out.find("memlens: findings: 2 broadcast; see `memlens report " + path + "`") != std::string::npos);
+  CHECK(std::filesystem::file_size(path) > 0);
+  Run missing = run("record -o " + quote(path) + " -- /no/such/program");
+  CHECK(missing.status == 2);
+  CHECK(missing.out == "memlens: record: cannot run /no/such/program: No such file or directory\n");
+  Run not_linked = run("record -o " + quote(temp("true.memtrace")) + " -- /bin/true");
+  CHECK(not_linked.status == 2);
+  CHECK(not_linked.out.find("wrote no trace to") != std::string::npos);
+  std::filesystem::remove(path);
+}
+
+TEST_CASE("memlens report: the seed's linear regression gets a broadcast finding at its loss line", "[cli]") {
+  nlohmann::json j = report_json(lr());
+  CHECK(j["schema_version"] == 1);
+  const auto& t = j["traces"][0];
+  REQUIRE(t["findings"].size() >= 1);
+  const auto& f = t["broadcast"]["findings"][0];
+  CHECK(f["site"].get<std::string>().ends_with("samples/linear_regression.cpp:31"));  // loss = (y_pred - y).pow(2).mean()
+  CHECK(f["op"] == "sub");
+  CHECK(f["inputs"] == nlohmann::json::parse("[[100], [100, 1]]"));
+  CHECK(f["output"] == nlohmann::json::parse("[100, 100]"));
+  CHECK(f["bytes"] == 40000);
+  CHECK(f["count"] == 100);
+  CHECK(t["findings"][0]["kind"] == "broadcast");
+
+  Run text = run("broadcast " + quote(lr()));
+  CHECK(text.status == 0);
+  CHECK(text.out.find("sub  [100] [100, 1]  [100, 100]") != std::string::npos);
+}
+
+TEST_CASE("memlens report: the corrected twins produce no finding at all", "[cli]") {
+  CHECK(report_json(lr_fixed())["traces"][0]["findings"].empty());
+  CHECK(report_json(leak_fixed())["traces"][0]["findings"].empty());
+  Run s = run("summary " + quote(lr_fixed()));
+  CHECK(s.out.find("no findings") != std::string::npos);
+}
+
+TEST_CASE("memlens leaks: a loss kept with its graph grows at its line, step after step", "[cli]") {
+  nlohmann::json j = report_json(leak(), "--only leaks");
+  const auto& g = j["traces"][0]["leaks"]["growth"];
+  REQUIRE(g.size() >= 1);
+  CHECK(g[0]["site"].get<std::string>().ends_with("samples/leak_loss_history.cpp:46"));
+  CHECK(g[0]["steps_observed"] == 11);
+  CHECK(g[0]["bytes_per_step"].get<double>() > 200 * 1024);
+  CHECK(j["traces"][0]["steps"] == 12);
+}
+
+TEST_CASE("memlens check: passes and fails as it should, with JUnit XML", "[cli]") {
+  Run leaky = run("check " + quote(leak()) + " --no-leaks");
+  CHECK(leaky.status == 1);
+  CHECK(leaky.out.find("FAIL no-leaks: 1 leak finding") != std::string::npos);
+  CHECK(leaky.out.find("growth at ") != std::string::npos);
+  CHECK(leaky.out.find("leak_loss_history.cpp:46") != std::string::npos);
+  CHECK(leaky.out.find("memlens check: FAILED (1 checks)") != std::string::npos);
+  Run clean = run("check " + quote(leak_fixed()) + " --no-leaks --max-peak 64MiB");
+  CHECK(clean.status == 0);
+  CHECK(clean.out.find("memlens check: passed (2 checks)") != std::string::npos);
+
+  Run broadcast = run("check " + quote(lr()) + " --no-broadcast --max-peak 100KiB");
+  CHECK(broadcast.status == 1);
+  CHECK(broadcast.out.find("FAIL no-broadcast: 2 broadcast findings") != std::string::npos);
+  CHECK(broadcast.out.find("FAIL max-peak: peak allocated on sim:0 is 202.00 KiB, 102.00 KiB (102.0%) over the limit of 100.00 KiB") !=
+        std::string::npos);
+
+  std::string xml = temp("junit.xml");
+  Run j = run("check " + quote(lr()) + " --no-broadcast --max-peak 1MiB --junit " + quote(xml));
+  CHECK(j.status == 1);
+  std::string validate = "xmllint --noout --schema " + quote(JUNIT_XSD) + " " + quote(xml) + " 2>&1";
+  CHECK(std::system(validate.c_str()) == 0);
+  std::string x = slurp(xml);
+  CHECK(x.find("tests=\"2\" failures=\"1\"") != std::string::npos);
+  std::filesystem::remove(xml);
+}
+
+TEST_CASE("memlens baseline: exact on sim; a 10% larger peak fails a 5% tolerance", "[cli]") {
+  std::string base = temp("base.json");
+  Run b = run("baseline " + quote(lr()) + " -o " + quote(base));
+  INFO(b.out);
+  REQUIRE(b.status == 0);
+  Run same = run("check " + quote(lr()) + " --baseline " + quote(base));
+  CHECK(same.status == 0);
+  // The same program again: sim is deterministic, so the peak is the same to the byte.
+  std::string again = temp("lr-again.memtrace");
+  REQUIRE(run("record -o " + quote(again) + " -- " + quote(LINEAR_REGRESSION_BIN) + " 100").status == 0);
+  auto j = nlohmann::json::parse(slurp(base));
+  CHECK(report_json(again)["traces"][0]["devices"][1]["peak_allocated"]["allocated"] == j["peak_allocated"]);
+  // A baseline 10% below today's peak: today is 10% larger.
+  j["peak_allocated"] = static_cast<std::uint64_t>(j["peak_allocated"].get<double>() / 1.10);
+  std::ofstream(base) << j.dump();
+  Run tight = run("check " + quote(lr()) + " --baseline " + quote(base) + " --tolerance 5%");
+  CHECK(tight.status == 1);
+  CHECK(tight.out.find("FAIL baseline-peak: peak allocated on sim:0 is 202.00 KiB against a baseline of ") != std::string::npos);
+  CHECK(tight.out.find("beyond the tolerance of 5%") != std::string::npos);
+  Run loose = run("check " + quote(lr()) + " --baseline " + quote(base) + " --tolerance 15%");
+  CHECK(loose.status == 0);
+  std::filesystem::remove(base);
+  std::filesystem::remove(again);
+}
+
+TEST_CASE("memlens diff, export, replay and several ranks", "[cli]") {
+  Run d = run("diff " + quote(lr()) + " " + quote(lr_fixed()));
+  CHECK(d.status == 0);
+  CHECK(d.out.find("PEAKS") != std::string::npos);
+  CHECK(d.out.find("broadcast") != std::string::npos);
+
+  std::string chrome = temp("chrome.json");
+  Run e = run("export " + quote(lr()) + " --chrome " + quote(chrome));
+  CHECK(e.status == 0);
+  CHECK(nlohmann::json::parse(slurp(chrome)).contains("traceEvents"));
+  std::filesystem::remove(chrome);
+
+  Run r = run("replay " + quote(lr()) + " --alloc-conf expandable_segments:True");
+  CHECK(r.status == 0);
+  CHECK(r.out.find("replaying ") == 0);
+  CHECK(r.out.find("of sim:0 from") != std::string::npos);
+  CHECK(r.out.find("expandable_segments:True") != std::string::npos);
+
+  Run ranks = run("report --only summary " + quote(lr()) + " " + quote(lr_fixed()));
+  CHECK(ranks.status == 0);
+  CHECK(ranks.out.find("=== ranks ===") != std::string::npos);
+  CHECK(ranks.out.find("=== rank 1: " + lr_fixed() + " ===") != std::string::npos);
+}
+
+TEST_CASE("memlens: bad input is one line and exit 2", "[cli]") {
+  Run missing = run("report /no/such.memtrace");
+  CHECK(missing.status == 2);
+  CHECK(std::count(missing.out.begin(), missing.out.end(), '\n') == 1);
+
+  std::string junk = temp("junk.memtrace");
+  std::ofstream(junk) << "not a trace at all";
+  Run bad = run("report " + quote(junk));
+  CHECK(bad.status == 2);
+  CHECK(bad.out == "memlens: " + junk + ": not a memlens trace (bad magic)\n");
+
+  Run size = run("check " + quote(lr()) + " --max-peak 12XB");
+  CHECK(size.status == 2);
+  CHECK(size.out == "memlens: --max-peak: invalid byte size '12XB' (unknown unit 'xb')\n");
+
+  std::ofstream(junk) << "{ not json";
+  Run base = run("check " + quote(lr()) + " --baseline " + quote(junk));
+  CHECK(base.status == 2);
+  CHECK(base.out == "memlens: " + junk + ": not a memlens baseline: not valid JSON\n");
+
+  Run nothing = run("check " + quote(lr()));
+  CHECK(nothing.status == 2);
+
+  // Truncated: a report of what was recovered, with a warning.
+  std::string whole = slurp(lr());
+  std::ofstream(junk, std::ios::binary) << whole.substr(0, whole.size() * 2 / 3);
+  Run cut = run("summary " + quote(junk));
+  CHECK(cut.status == 0);
+  CHECK(cut.out.find("memlens: warning: ") == 0);
+  CHECK(cut.out.find("footer") != std::string::npos);
+  std::filesystem::remove(junk);
+}
+
+TEST_CASE("memlens_add_memory_test works from a project outside memlens", "[cli]") {
+  std::string dir = temp("external");
+  std::string configure = "cmake -S " + quote(EXTERNAL_PROJECT_DIR) + " -B " + quote(dir) + " -Dmemlens_DIR=" +
+                          quote(MEMLENS_BUILD_DIR) + " -DSAMPLE=" + quote(LINEAR_REGRESSION_BIN) + " > /dev/null";
+  REQUIRE(std::system(configure.c_str()) == 0);
+  std::string out = dir + "/ctest.log";
+  std::system(("ctest --test-dir " + quote(dir) + " > " + quote(out) + " 2>&1").c_str());
+  std::string log = slurp(out);
+  INFO(log);
+  CHECK(log.find("lr_fits ..........................   Passed") != std::string::npos);
+  CHECK(log.find("lr_over_peak .....................***Failed") != std::string::npos);
+  CHECK(log.find("lr_broadcast .....................***Failed") != std::string::npos);
+  CHECK(log.find("33% tests passed, 2 tests failed out of 3") != std::string::npos);
+  std::filesystem::remove_all(dir);
+}
