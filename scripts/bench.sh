@@ -6,7 +6,7 @@
 set -eu
 cd "$(dirname "$0")/.."
 cmake -S . -B build-release -DCMAKE_BUILD_TYPE=Release >/dev/null
-cmake --build build-release -j2 --target bench_allocator bench_views bench_recorder
+cmake --build build-release -j2 --target bench_allocator bench_views bench_recorder bench_report
 mkdir -p bench/results
 for b in bench_allocator bench_views bench_recorder; do
   echo "memlens: running $b"
@@ -14,3 +14,6 @@ for b in bench_allocator bench_views bench_recorder; do
     --benchmark_enable_random_interleaving=true \
     --benchmark_min_time=0.2 --benchmark_out=bench/results/$b.json --benchmark_out_format=json
 done
+echo "memlens: running bench_report (10 M events)"
+build-release/bench/bench_report 10000000 > bench/results/bench_report.json
+cat bench/results/bench_report.json
