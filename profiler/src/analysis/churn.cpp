@@ -6,7 +6,6 @@
 #include <absl/container/flat_hash_set.h>
 
 #include <algorithm>
-#include <map>
 
 #include "analyses.hpp"
 
@@ -62,8 +61,10 @@ class ChurnAnalysis final : public Analysis {
       if (v.steps * 10 < possible * 9 || v.freed_in_step * 10 < v.allocs * 9) continue;
       out.findings.push_back({k.first, k.second, v.allocs, v.steps});
     }
-    std::stable_sort(out.findings.begin(), out.findings.end(),
-                     [](const ChurnFinding& a, const ChurnFinding& b) { return a.size * a.allocs > b.size * b.allocs; });
+    std::sort(out.findings.begin(), out.findings.end(), [](const ChurnFinding& a, const ChurnFinding& b) {
+      if (a.size * a.allocs != b.size * b.allocs) return a.size * a.allocs > b.size * b.allocs;
+      return a.site != b.site ? a.site < b.site : a.size < b.size;
+    });
     for (auto& [site, t] : temporaries_) {
       out.temporaries.push_back(t);
       out.temporary_count += t.count;
@@ -80,7 +81,7 @@ class ChurnAnalysis final : public Analysis {
   };
   std::uint64_t last_alloc_step_ = 0;  // the last step that allocated anything
   absl::flat_hash_set<SiteId> op_sites_;
-  std::map<std::pair<SiteId, std::uint64_t>, Repeat> repeats_;  // site, size
+  absl::flat_hash_map<std::pair<SiteId, std::uint64_t>, Repeat> repeats_;  // site, size
   absl::flat_hash_map<SiteId, TemporarySite> temporaries_;
 };
 
