@@ -7,23 +7,18 @@
 //   leak_loss_history [STEPS]          the leak
 //   leak_loss_history [STEPS] --fixed  keeps loss.item() instead: no growth
 #include <cstdio>
-#include <cstdlib>
-#include <cstring>
 #include <memory>
 #include <vector>
 
 #include <memlens/profiler/recorder.hpp>
 #include <memlens/runtime.hpp>
 
+#include "sample_args.hpp"
+
 using namespace memlens;
 
 int main(int argc, char** argv) try {
-  int steps = 20;
-  bool fixed = false;
-  for (int i = 1; i < argc; ++i) {
-    if (std::strcmp(argv[i], "--fixed") == 0) fixed = true;
-    else steps = std::atoi(argv[i]);
-  }
+  auto [steps, fixed] = samples::parse_args(argc, argv, 20);
   manual_seed(0);
   Device dev("cuda");
   nn::Sequential model{std::make_shared<nn::Linear>(64, 256), std::make_shared<nn::ReLU>(), std::make_shared<nn::Linear>(256, 1)};

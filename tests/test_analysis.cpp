@@ -174,6 +174,7 @@ TEST_CASE("transfers: per site and step, and the same source sent again every st
   CHECK(r.transfers.per_step[1].bytes == 40000);
   REQUIRE(r.transfers.resent.size() == 1);
   CHECK(r.site(r.transfers.resent[0].site).location == "model.cpp:80");
+  CHECK(r.transfers.resent[0].sources == 1);
   CHECK(r.transfers.resent[0].times == 3);
   CHECK(r.transfers.resent[0].steps == 3);
   CHECK(count(r, FindingKind::ResentTransfer) == 1);

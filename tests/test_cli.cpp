@@ -1,68 +1,17 @@
 // The real `memlens` binary on the real samples, end to end: record, report, check,
 // baseline, diff, export, replay, the CMake helper, and bad input.
-#include <sys/wait.h>
-#include <unistd.h>
-
-#include <catch2/catch.hpp>
-#include <cstdio>
 #include <filesystem>
-#include <fstream>
-#include <nlohmann/json.hpp>
-#include <sstream>
+
+#include "memlens_cli.hpp"
+
+using namespace memlens::test;
 
 namespace {
-
-struct Run {
-  int status = -1;
-  std::string out;  // stdout and stderr together
-};
-
-std::string quote(const std::string& s) { return "'" + s + "'"; }
-
-Run run(const std::string& args) {
-  Run r;
-  std::string cmd = quote(MEMLENS_BIN) + " " + args + " 2>&1";
-  FILE* p = popen(cmd.c_str(), "r");
-  REQUIRE(p);
-  char buf[4096];
-  for (std::size_t n; (n = fread(buf, 1, sizeof buf, p)) > 0;) r.out.append(buf, n);
-  int st = pclose(p);
-  r.status = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
-  return r;
-}
-
-std::string temp(const std::string& name) { return "/tmp/memlens-cli-" + std::to_string(::getpid()) + "-" + name; }
-
-std::string slurp(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
-// Records a sample once per test run.
-const std::string& recorded(const std::string& name, const std::string& program, const std::string& args) {
-  static std::map<std::string, std::string> traces;
-  auto it = traces.find(name);
-  if (it != traces.end()) return it->second;
-  std::string path = temp(name + ".memtrace");
-  Run r = run("record -o " + quote(path) + " -- " + quote(program) + " " + args);
-  INFO(r.out);
-  REQUIRE(r.status == 0);
-  return traces[name] = path;
-}
 
 const std::string& lr() { return recorded("lr", LINEAR_REGRESSION_BIN, "100"); }
 const std::string& lr_fixed() { return recorded("lr-fixed", LINEAR_REGRESSION_FIXED_BIN, "100"); }
 const std::string& leak() { return recorded("leak", LEAK_LOSS_HISTORY_BIN, "12"); }
 const std::string& leak_fixed() { return recorded("leak-fixed", LEAK_LOSS_HISTORY_BIN, "12 --fixed"); }
-
-nlohmann::json report_json(const std::string& trace, const std::string& extra = "") {
-  Run r = run("report --format json " + extra + " " + quote(trace));
-  INFO(r.out);
-  REQUIRE(r.status == 0);
-  return nlohmann::json::parse(r.out);
-}
 
 }  // namespace
 
@@ -104,9 +53,9 @@ TEST_CASE("memlens record: the trace, where it went and a three-line summary", "
 }
 
 TEST_CASE("memlens report: the seed's linear regression gets a broadcast finding at its loss line", "[cli]") {
-  nlohmann::json j = report_json(lr());
-  CHECK(j["schema_version"] == 1);
-  const auto& t = j["traces"][0];
+  Run doc = run("report --format json " + quote(lr()));
+  CHECK(nlohmann::json::parse(doc.out)["schema_version"] == 1);
+  nlohmann::json t = report_json(lr());
   REQUIRE(t["findings"].size() >= 1);
   const auto& f = t["broadcast"]["findings"][0];
   CHECK(f["site"].get<std::string>().ends_with("samples/linear_regression.cpp:31"));  // loss = (y_pred - y).pow(2).mean()
@@ -123,20 +72,20 @@ TEST_CASE("memlens report: the seed's linear regression gets a broadcast finding
 }
 
 TEST_CASE("memlens report: the corrected twins produce no finding at all", "[cli]") {
-  CHECK(report_json(lr_fixed())["traces"][0]["findings"].empty());
-  CHECK(report_json(leak_fixed())["traces"][0]["findings"].empty());
+  CHECK(report_json(lr_fixed())["findings"].empty());
+  CHECK(report_json(leak_fixed())["findings"].empty());
   Run s = run("summary " + quote(lr_fixed()));
   CHECK(s.out.find("no findings") != std::string::npos);
 }
 
 TEST_CASE("memlens leaks: a loss kept with its graph grows at its line, step after step", "[cli]") {
   nlohmann::json j = report_json(leak(), "--only leaks");
-  const auto& g = j["traces"][0]["leaks"]["growth"];
+  const auto& g = j["leaks"]["growth"];
   REQUIRE(g.size() >= 1);
-  CHECK(g[0]["site"].get<std::string>().ends_with("samples/leak_loss_history.cpp:46"));
+  CHECK(g[0]["site"].get<std::string>().ends_with("samples/leak_loss_history.cpp:41"));
   CHECK(g[0]["steps_observed"] == 11);
   CHECK(g[0]["bytes_per_step"].get<double>() > 200 * 1024);
-  CHECK(j["traces"][0]["steps"] == 12);
+  CHECK(j["steps"] == 12);
 }
 
 TEST_CASE("memlens check: passes and fails as it should, with JUnit XML", "[cli]") {
@@ -144,7 +93,7 @@ TEST_CASE("memlens check: passes and fails as it should, with JUnit XML", "[cli]
   CHECK(leaky.status == 1);
   CHECK(leaky.out.find("FAIL no-leaks: 1 leak finding") != std::string::npos);
   CHECK(leaky.out.find("growth at ") != std::string::npos);
-  CHECK(leaky.out.find("leak_loss_history.cpp:46") != std::string::npos);
+  CHECK(leaky.out.find("leak_loss_history.cpp:41") != std::string::npos);
   CHECK(leaky.out.find("memlens check: FAILED (1 checks)") != std::string::npos);
   Run clean = run("check " + quote(leak_fixed()) + " --no-leaks --max-peak 64MiB");
   CHECK(clean.status == 0);
@@ -177,7 +126,7 @@ TEST_CASE("memlens baseline: exact on sim; a 10% larger peak fails a 5% toleranc
   std::string again = temp("lr-again.memtrace");
   REQUIRE(run("record -o " + quote(again) + " -- " + quote(LINEAR_REGRESSION_BIN) + " 100").status == 0);
   auto j = nlohmann::json::parse(slurp(base));
-  CHECK(report_json(again)["traces"][0]["devices"][1]["peak_allocated"]["allocated"] == j["peak_allocated"]);
+  CHECK(report_json(again)["devices"][1]["peak_allocated"]["allocated"] == j["peak_allocated"]);
   // A baseline 10% below today's peak: today is 10% larger.
   j["peak_allocated"] = static_cast<std::uint64_t>(j["peak_allocated"].get<double>() / 1.10);
   std::ofstream(base) << j.dump();

@@ -90,8 +90,9 @@ void gather_findings(Report& r) {
             " in all");
   for (const ResentTransfer& t : r.transfers.resent)
     add(FindingKind::ResentTransfer, t.site, t.bytes * t.times,
-        "the same " + bytes(t.bytes) + " sent again in " + std::to_string(t.steps) + " steps (" + times(t.times) +
-            "): move it to the device once, before the loop");
+        std::to_string(t.sources) + (t.sources == 1 ? " source" : " sources") + " of " + bytes(t.bytes) +
+            " sent again and again, each in " + std::to_string(t.steps) + " steps (" + std::to_string(t.times) +
+            " sends): move the data to the device once, before the loop");
   for (const ChurnFinding& c : r.churn.findings)
     add(FindingKind::Churn, c.site, c.size,
         "a fresh " + bytes(c.size) + " buffer every step (" + std::to_string(c.allocs) + " allocations in " +

@@ -1,7 +1,8 @@
-// churn: a buffer allocated afresh every step at one site, same size, and freed within
-// the step: one preallocated buffer refilled with copy_ would do. Sites that run ops are
-// left out: an op's output is a value, not a buffer to reuse. Also temporaries: blocks
-// freed within a few events of their allocation.
+// churn: a buffer allocated afresh every step at one site, same size, and freed again:
+// one preallocated buffer refilled with copy_ would do. Sites that run ops are left out
+// (an op's output is a value, not a buffer to reuse), and so are sites that copy between
+// devices (the transfer report speaks of those). Also temporaries: blocks freed within a
+// few events of their allocation.
 #include <absl/container/flat_hash_map.h>
 #include <absl/container/flat_hash_set.h>
 
@@ -23,6 +24,9 @@ class ChurnAnalysis final : public Analysis {
       case EventKind::Op:
         op_sites_.insert(s.site);
         return;
+      case EventKind::Copy:
+        if (e.device != e.device2) op_sites_.insert(s.site);
+        return;
       case EventKind::Alloc: {
         if (s.step == 0) return;  // set-up, before the first step boundary
         last_alloc_step_ = s.step;
@@ -43,8 +47,8 @@ class ChurnAnalysis final : public Analysis {
           ++t.count;
           t.bytes += b->size;
         }
-        if (b->step > 0 && b->step == s.step)
-          if (auto it = repeats_.find({b->site, b->size}); it != repeats_.end()) ++it->second.freed_in_step;
+        if (b->step > 0)
+          if (auto it = repeats_.find({b->site, b->size}); it != repeats_.end()) ++it->second.freed;
         return;
       }
       default:
@@ -58,7 +62,7 @@ class ChurnAnalysis final : public Analysis {
     for (auto& [k, v] : repeats_) {
       if (op_sites_.contains(k.first) || v.steps < 3) continue;
       std::uint64_t possible = last_alloc_step_ - v.first_step + 1;  // steps since the site first allocated
-      if (v.steps * 10 < possible * 9 || v.freed_in_step * 10 < v.allocs * 9) continue;
+      if (v.steps * 10 < possible * 9 || v.freed * 10 < v.allocs * 9) continue;
       out.findings.push_back({k.first, k.second, v.allocs, v.steps});
     }
     std::sort(out.findings.begin(), out.findings.end(), [](const ChurnFinding& a, const ChurnFinding& b) {
@@ -77,10 +81,10 @@ class ChurnAnalysis final : public Analysis {
 
  private:
   struct Repeat {
-    std::uint64_t allocs = 0, steps = 0, first_step = 0, last_step = 0, freed_in_step = 0;
+    std::uint64_t allocs = 0, steps = 0, first_step = 0, last_step = 0, freed = 0;
   };
   std::uint64_t last_alloc_step_ = 0;  // the last step that allocated anything
-  absl::flat_hash_set<SiteId> op_sites_;
+  absl::flat_hash_set<SiteId> op_sites_;  // and sites that copy between devices
   absl::flat_hash_map<std::pair<SiteId, std::uint64_t>, Repeat> repeats_;  // site, size
   absl::flat_hash_map<SiteId, TemporarySite> temporaries_;
 };

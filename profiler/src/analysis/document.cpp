@@ -168,8 +168,8 @@ class Layout {
                          {}, false});
     }
     if (!s.resent.empty()) {
-      Table t{{"resent from", "bytes each", "times", "steps"}, {false, true, true, true}, 0, {}};
-      for (const auto& x : s.resent) t.rows.push_back({site(x.site), bytes(x.bytes), num(x.times), num(x.steps)});
+      Table t{{"resent from", "bytes each", "sources", "sends", "steps"}, {false, true, true, true, true}, 0, {}};
+      for (const auto& x : s.resent) t.rows.push_back({site(x.site), bytes(x.bytes), num(x.sources), num(x.times), num(x.steps)});
       b.parts.push_back({"", t, false});
     }
     return b;

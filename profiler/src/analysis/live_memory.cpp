@@ -81,9 +81,10 @@ const LiveBlock* LiveMemory::apply(const profiler::Event& e, SiteId site, std::u
     case EventKind::View: {
       auto kind = static_cast<ViewKind>(e.sub);
       if (!e.storage || !reorders(kind)) return nullptr;
+      // Each kind once, in the order first seen: a loop that transposes the same storage
+      // every step has a "transpose" chain, not one link per step.
       ViewChain& c = views_[e.storage];
-      if (c.n < c.kinds.size()) c.kinds[c.n++] = kind;
-      else std::rotate(c.kinds.begin(), c.kinds.begin() + 1, c.kinds.end()), c.kinds.back() = kind;
+      if (!c.has(kind) && c.n < c.kinds.size()) c.kinds[c.n++] = kind;
       return nullptr;
     }
     case EventKind::Category: {

@@ -24,8 +24,9 @@ struct LiveBlock {
   std::uint8_t device = 0;
 };
 
-// The last few layout-changing views taken of a storage (transpose, expand, narrow, ...;
-// not view or reshape, which only rename the dims of a contiguous tensor).
+// The kinds of layout-changing view taken of a storage, first seen first, at most four
+// (transpose, expand, narrow, ...; not view or reshape, which only rename the dims of a
+// contiguous tensor).
 struct ViewChain {
   std::array<profiler::ViewKind, 4> kinds{};
   std::size_t n = 0;

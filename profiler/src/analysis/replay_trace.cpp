@@ -19,10 +19,14 @@ std::vector<ReplayRequest> replay_requests(const profiler::TraceReader& trace, c
   std::uint64_t next = 1, index = 0;
   trace.for_each([&](const profiler::Event& e) {
     ++index;
-    if (e.kind != EventKind::Alloc && e.kind != EventKind::FreeRequested) return;
+    if (e.kind != EventKind::Alloc && e.kind != EventKind::FreeRequested && e.kind != EventKind::Oom) return;
     if (want < 0 && e.kind == EventKind::Alloc && e.device < devices.size() && devices[e.device].name != "cpu") want = e.device;
     if (e.device != want) return;
-    if (e.kind == EventKind::Alloc) {
+    if (e.kind == EventKind::Oom) {
+      // The request that failed, tried again at that moment (and let go: the program never had it).
+      out.push_back({ReplayRequest::Op::Alloc, next, e.requested ? e.requested : e.size, e.stream, index});
+      out.push_back({ReplayRequest::Op::Free, next++, 0, e.stream, index});
+    } else if (e.kind == EventKind::Alloc) {
       live[e.address] = next;
       out.push_back({ReplayRequest::Op::Alloc, next++, e.requested ? e.requested : e.size, e.stream, index});
     } else if (auto it = live.find(e.address); it != live.end()) {

@@ -48,6 +48,10 @@ class JsonReport {
                          {"final_reserved", d.final_reserved}, {"peak_allocated", live_at(d.peak_allocated)},
                          {"peak_reserved", live_at(d.peak_reserved)}});
     t["devices"] = devices;
+    json by_site = json::array();
+    for (const auto& s : r_.allocations_by_site)
+      by_site.push_back({{"site", site(s.site)}, {"function", r_.site(s.site).function}, {"bytes", s.bytes}, {"blocks", s.blocks}});
+    t["allocations_by_site"] = by_site;
     json findings = json::array();
     for (const auto& f : r_.findings)
       if (o_.sections.size() == 1 || wanted(section_of(f.kind)))  // alone, a section lists every finding
@@ -115,7 +119,7 @@ class JsonReport {
       sites.push_back({{"site", site(x.site)}, {"from", x.from}, {"to", x.to}, {"count", x.count}, {"bytes", x.bytes}, {"steps", x.steps}});
     for (const auto& x : t.per_step) steps.push_back({{"step", x.step}, {"count", x.count}, {"bytes", x.bytes}});
     for (const auto& x : t.resent)
-      resent.push_back({{"site", site(x.site)}, {"bytes", x.bytes}, {"times", x.times}, {"steps", x.steps}});
+      resent.push_back({{"site", site(x.site)}, {"bytes", x.bytes}, {"sources", x.sources}, {"times", x.times}, {"steps", x.steps}});
     return {{"count", t.count}, {"bytes", t.bytes}, {"sites", sites}, {"per_step", steps}, {"resent", resent}};
   }
 

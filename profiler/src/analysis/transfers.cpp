@@ -53,6 +53,7 @@ class TransferAnalysis final : public Analysis {
       if (v.steps < 2) continue;
       ResentTransfer& t = resent[{k.site, k.bytes}];
       t.site = k.site, t.bytes = k.bytes;
+      ++t.sources;
       t.times += v.times;
       t.steps = std::max(t.steps, v.steps);
     }

@@ -10,7 +10,8 @@
 namespace memlens::analysis {
 
 // The requested sizes of every Alloc and the matching frees on `device` ("sim:0"; "" =
-// the first device with allocations other than cpu). Throws profiler::ReplayError when
+// the first device with allocations other than cpu). A request that ran out of memory is
+// tried at its moment and freed at once: would it have fitted? Throws profiler::ReplayError when
 // the trace has no such device.
 std::vector<profiler::ReplayRequest> replay_requests(const profiler::TraceReader& trace, const std::string& device,
                                                      std::string* chosen = nullptr);

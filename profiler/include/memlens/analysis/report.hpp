@@ -129,7 +129,8 @@ struct StepTransfers {
 struct ResentTransfer {
   SiteId site = 0;
   std::uint64_t bytes = 0;  // of one send
-  std::uint64_t times = 0, steps = 0;
+  std::uint64_t sources = 0;  // distinct source data (a batch of a data set is one)
+  std::uint64_t times = 0, steps = 0;  // sends in all; the most steps one source was sent in
 };
 struct TransferSection {
   std::vector<TransferSite> sites;

@@ -1,0 +1,149 @@
+// One end-to-end test per sample: `memlens record` runs it, `memlens report` must say
+// what the sample shows (finding kinds, sites by file:line, shapes, bytes), and each
+// corrected twin must produce no finding at all.
+#include <catch2/catch.hpp>
+
+#include "memlens_cli.hpp"
+
+using namespace memlens::test;
+
+namespace {
+
+std::string sample(const char* name) { return std::string(SAMPLES_DIR) + "/" + name; }
+
+nlohmann::json report_of(const char* name, const std::string& args = "") {
+  return report_json(recorded(std::string(name) + args, sample(name), args));
+}
+
+bool at_line(const nlohmann::json& site, const std::string& file_line) {
+  return site.is_string() && site.get<std::string>().ends_with("samples/" + file_line);
+}
+
+std::vector<std::string> kinds(const nlohmann::json& t) {
+  std::vector<std::string> out;
+  for (const auto& f : t["findings"]) out.push_back(f["kind"]);
+  return out;
+}
+
+const nlohmann::json& sim(const nlohmann::json& t) {
+  for (const auto& d : t["devices"])
+    if (d["name"] == "sim:0") return d;
+  FAIL("no sim:0 device in the report");
+  return t;
+}
+
+}  // namespace
+
+TEST_CASE("mlp_classifier: the peak follows the micro-batch, not the effective batch", "[samples]") {
+  auto big = report_of("mlp_classifier", "--batch 256 --accumulate 1");
+  auto micro = report_of("mlp_classifier", "--batch 64 --accumulate 4");
+  auto small = report_of("mlp_classifier", "--batch 64 --accumulate 1");
+  std::uint64_t p256 = sim(big)["peak_allocated"]["allocated"], p64x4 = sim(micro)["peak_allocated"]["allocated"],
+                p64 = sim(small)["peak_allocated"]["allocated"];
+  CHECK(p64x4 * 2 < p256);        // the same update, under half the peak
+  CHECK(p64x4 < p64 + p64 / 10);  // about the micro-batch's own peak
+  CHECK(big["steps"] == 20);
+  CHECK(big["findings"].empty());
+  CHECK(micro["findings"].empty());
+  // Activations saved for backward are named at the peak.
+  bool activations = false;
+  for (const auto& c : sim(big)["peak_allocated"]["by_category"]) activations |= c["category"] == "activation";
+  CHECK(activations);
+}
+
+TEST_CASE("leak_loss_history: growth at the line that keeps the graph; the twin is clean", "[samples]") {
+  auto t = report_of("leak_loss_history", "12");
+  REQUIRE(t["leaks"]["growth"].size() == 1);
+  const auto& g = t["leaks"]["growth"][0];
+  CHECK(at_line(g["site"], "leak_loss_history.cpp:41"));
+  CHECK(g["steps_observed"] == 11);
+  CHECK(g["bytes_per_step"] == 257.5 * 1024);
+  CHECK(kinds(t) == std::vector<std::string>{"growth"});
+  CHECK(report_of("leak_loss_history", "12 --fixed")["findings"].empty());
+}
+
+TEST_CASE("transfer_in_loop: transfers per step and the resent data; moved once is clean", "[samples]") {
+  auto t = report_of("transfer_in_loop", "3");
+  const auto& tr = t["transfers"];
+  CHECK(tr["count"] == 3 * 8 * 2 + 2);  // two per step, and the model moved once
+  CHECK(tr["per_step"].size() == 24);
+  CHECK(tr["per_step"][1]["bytes"] == 256 * 64 * 4 + 256 * 4);
+  REQUIRE(tr["resent"].size() == 2);
+  CHECK(at_line(tr["resent"][0]["site"], "transfer_in_loop.cpp:36"));
+  CHECK(tr["resent"][0]["bytes"] == 256 * 64 * 4);
+  CHECK(tr["resent"][0]["sources"] == 8);
+  CHECK(tr["resent"][0]["steps"] == 3);
+  CHECK(kinds(t) == std::vector<std::string>{"resent_transfer", "resent_transfer"});
+  auto once = report_of("transfer_in_loop", "3 --fixed");
+  CHECK(once["findings"].empty());
+  CHECK(once["transfers"]["count"] == 4);  // the data set and the model, once
+}
+
+TEST_CASE("buffer_reuse: a fresh buffer every step is churn; copy_ into one is not", "[samples]") {
+  auto t = report_of("buffer_reuse", "16");
+  REQUIRE(t["churn"]["findings"].size() == 1);
+  const auto& c = t["churn"]["findings"][0];
+  CHECK(at_line(c["site"], "buffer_reuse.cpp:25"));
+  CHECK(c["size"] == 128 * 256 * 4);
+  CHECK(c["steps"] == 15);  // every step after the first boundary
+  CHECK(kinds(t) == std::vector<std::string>{"churn"});
+  CHECK(report_of("buffer_reuse", "16 --fixed")["findings"].empty());
+}
+
+TEST_CASE("contiguity: the copies reshape and contiguous make after a transpose", "[samples]") {
+  auto t = report_of("contiguity", "8");
+  const auto& copies = t["contiguity"]["copies"];
+  REQUIRE(copies.size() == 2);
+  for (const auto& c : copies) {
+    CHECK(c["count"] == 8);
+    CHECK(c["bytes"] == 8 * 512 * 256 * 4);
+    CHECK(c["view_chain"] == "transpose");
+  }
+  CHECK(((at_line(copies[0]["site"], "contiguity.cpp:30") && copies[0]["reason"] == "reshape") ||
+         (at_line(copies[1]["site"], "contiguity.cpp:30") && copies[1]["reason"] == "reshape")));
+  CHECK(kinds(t) == std::vector<std::string>{"layout_copy", "layout_copy"});
+  CHECK(report_of("contiguity", "8 --fixed")["findings"].empty());
+}
+
+TEST_CASE("broadcast_truth: claim 6 is false (one 4 MB output), pairwise differences are flagged", "[samples]") {
+  auto t = report_of("broadcast_truth");
+  // x + y: the only allocation at its line is the output, 1000 x 1000 floats.
+  std::uint64_t blocks = 0, bytes = 0;
+  for (const auto& s : t["allocations_by_site"])
+    if (at_line(s["site"], "broadcast_truth.cpp:23")) blocks = s["blocks"], bytes = s["bytes"];
+  CHECK(blocks == 1);
+  CHECK(bytes >= 4000000);
+  CHECK(bytes < 4000000 + 4096);
+  REQUIRE(t["broadcast"]["findings"].size() == 1);
+  const auto& f = t["broadcast"]["findings"][0];
+  CHECK(at_line(f["site"], "broadcast_truth.cpp:32"));
+  CHECK(f["inputs"] == nlohmann::json::parse("[[256, 1, 32], [1, 128, 32]]"));
+  CHECK(f["output"] == nlohmann::json::parse("[256, 128, 32]"));
+  CHECK(f["factor"] == 128.0);
+  CHECK(kinds(t) == std::vector<std::string>{"broadcast"});
+  CHECK(report_of("broadcast_truth", "--fixed")["findings"].empty());
+}
+
+TEST_CASE("inplace_autograd: both errors caught and printed, no finding", "[samples]") {
+  Run r = run("record -o " + quote(temp("inplace.memtrace")) + " -- " + quote(sample("inplace_autograd")));
+  CHECK(r.status == 0);
+  CHECK(r.out.find("inplace_autograd: y = x[0]; y += 1 -> a view of a leaf Variable that requires grad is being used in "
+                   "an in-place operation.") != std::string::npos);
+  CHECK(r.out.find("saved by SigmoidBackward0, is at version 1; expected version 0 instead.") != std::string::npos);
+  CHECK(report_json(temp("inplace.memtrace"))["findings"].empty());
+}
+
+TEST_CASE("oom_recovery: the OOM message speaks of fragmentation; expandable segments would fit", "[samples]") {
+  std::string trace = recorded("oom", sample("oom_recovery"), "");
+  auto t = report_json(trace);
+  REQUIRE(t["fragmentation"]["ooms"].size() == 2);
+  const auto& o = t["fragmentation"]["ooms"][1];
+  CHECK(at_line(o["site"], "oom_recovery.cpp:31"));
+  CHECK(o["requested"] == 64 << 20);
+  CHECK(o["largest_free_block"] == 14 << 20);  // 20 MiB segments holding one 6 MiB tensor
+  CHECK(kinds(t) == std::vector<std::string>{"oom", "oom"});
+  Run replay = run("replay " + quote(trace) + " --alloc-conf expandable_segments:True");
+  CHECK(replay.out.find("OOMs 0") != std::string::npos);
+  Run same = run("replay " + quote(trace));
+  CHECK(same.out.find("OOMs 2") != std::string::npos);
+}
