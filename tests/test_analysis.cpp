@@ -3,6 +3,7 @@
 #include <memlens/analysis/analyze.hpp>
 #include <memlens/analysis/check.hpp>
 #include <memlens/analysis/diff.hpp>
+#include <memlens/analysis/memory_at.hpp>
 #include <memlens/analysis/render.hpp>
 #include <nlohmann/json.hpp>
 
@@ -343,4 +344,31 @@ TEST_CASE("render: JSON has a schema version and every section; text fits 100 co
   auto lj = nlohmann::json::parse(render_json({r}, only));
   CHECK_FALSE(lj["traces"][0].contains("broadcast"));
   CHECK(lj["traces"][0]["findings"].size() == 1);  // a section alone lists every finding
+}
+
+TEST_CASE("memory_at: segments and their live blocks at a moment, with the views of each storage", "[analysis]") {
+  TraceBuilder t("memory-at");
+  auto s = t.site(5);
+  t.segment(kSeg, 2 * kMiB);
+  t.alloc(kSeg, 4096, s, 11);                // t = 1000
+  t.view(11, ViewKind::Transpose, s);
+  t.alloc(kSeg + 8192, 65536, s, 12);        // t = 3000
+  t.category(12, Category::Activation);
+  t.free(kSeg, 4096);                        // t = 5000
+  memlens::profiler::TraceReader r = t.read();
+  MemoryAt before = memory_at(r, 4500);
+  REQUIRE(before.devices.size() == 1);
+  const DeviceAt& d = before.devices[0];
+  CHECK(d.name == "sim:0");
+  CHECK(d.allocated == 4096 + 65536);
+  REQUIRE(d.segments.size() == 1);
+  REQUIRE(d.segments[0].blocks.size() == 2);
+  CHECK(d.segments[0].blocks[0].views.size() == 1);
+  CHECK(d.segments[0].blocks[0].views[0].kind == ViewKind::Transpose);
+  CHECK(d.segments[0].blocks[1].category == Category::Activation);
+  CHECK(before.sites[d.segments[0].blocks[1].site].location == "model.cpp:5");
+  CHECK(d.largest_free_block == 2 * kMiB - 8192 - 65536);
+  MemoryAt after = memory_at(r, 5000);
+  CHECK(after.devices[0].segments[0].blocks.size() == 1);
+  CHECK(after.devices[0].allocated == 65536);
 }

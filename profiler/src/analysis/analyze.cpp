@@ -7,6 +7,7 @@
 #include <algorithm>
 
 #include "analyses.hpp"
+#include "site_table.hpp"
 #include "memlens/runtime/memory.hpp"
 
 namespace memlens::analysis {
@@ -15,33 +16,6 @@ namespace {
 
 using profiler::Event;
 using profiler::EventKind;
-
-// Trace site ids -> the report's, merging ids that resolve to the same line.
-class SiteTable {
- public:
-  SiteTable(const profiler::TraceReader& trace, std::vector<SiteRef>& sites) : trace_(trace), sites_(sites) {}
-  SiteId map(std::uint32_t id) {
-    if (id == 0) return 0;
-    if (id >= cache_.size()) cache_.resize(id + 1u, kUnmapped);
-    if (cache_[id] != kUnmapped) return cache_[id];
-    profiler::SiteInfo info = trace_.site(id);
-    SiteId out = 0;
-    if (!info.file.empty()) {
-      SiteRef ref{info.file + ":" + std::to_string(info.line), info.function};
-      auto [it, fresh] = by_ref_.try_emplace(ref.location + "\n" + ref.function, static_cast<SiteId>(sites_.size()));
-      if (fresh) sites_.push_back(std::move(ref));
-      out = it->second;
-    }
-    return cache_[id] = out;
-  }
-
- private:
-  static constexpr SiteId kUnmapped = ~SiteId{0};
-  const profiler::TraceReader& trace_;
-  std::vector<SiteRef>& sites_;
-  std::vector<SiteId> cache_;
-  absl::flat_hash_map<std::string, SiteId> by_ref_;
-};
 
 std::string bytes(std::uint64_t b) { return format_bytes(static_cast<std::int64_t>(b)); }
 
@@ -61,42 +35,52 @@ std::string factor_text(double f) {
 }
 
 void gather_findings(Report& r) {
-  auto add = [&](FindingKind k, SiteId site, std::uint64_t b, std::string msg) { r.findings.push_back({k, site, b, std::move(msg)}); };
+  auto add = [&](FindingKind k, SiteId site, std::uint64_t b, std::string msg, std::uint64_t time) {
+    r.findings.push_back({k, site, b, std::move(msg), time});
+  };
   for (const OomReport& o : r.fragmentation.ooms)
     add(FindingKind::Oom, o.site, o.requested,
         "out of memory asking for " + bytes(o.requested) + ": " + bytes(o.device_free) + " free, " + bytes(o.reserved) +
-            " reserved, " + bytes(o.allocated) + " allocated, largest free block " + bytes(o.largest_free_block));
+            " reserved, " + bytes(o.allocated) + " allocated, largest free block " + bytes(o.largest_free_block),
+        o.time_ns);
   for (const GrowthLeak& g : r.leaks.growth)
     add(FindingKind::Growth, g.site, g.last_bytes,
         "live memory grows by " + bytes(static_cast<std::uint64_t>(g.bytes_per_step)) + " per step over " +
             std::to_string(g.steps_observed) + " steps (" + bytes(g.first_bytes) + " -> " + bytes(g.last_bytes) +
-            "): something keeps every step's tensors alive");
+            "): something keeps every step's tensors alive",
+        g.time_ns);
   for (const LeakGroup& l : r.leaks.alive_at_end)
     add(FindingKind::Leak, l.site, l.bytes,
         bytes(l.bytes) + " in " + std::to_string(l.blocks) + (l.blocks == 1 ? " block" : " blocks") + " (" +
-            std::string(profiler::category_name(l.category)) + ") still alive at the end of the trace");
+            std::string(profiler::category_name(l.category)) + ") still alive at the end of the trace",
+        l.time_ns);
   for (const BroadcastFinding& b : r.broadcast.findings)
     add(FindingKind::Broadcast, b.site, b.bytes,
         b.op + ": " + shapes_text(b.inputs) + " broadcast to " + shape_text(b.output) + ", " + factor_text(b.factor) +
-            " the largest input: " + bytes(b.bytes) + " each, " + times(b.count));
+            " the largest input: " + bytes(b.bytes) + " each, " + times(b.count),
+        b.time_ns);
   for (const MaterializedExpand& m : r.broadcast.materialized)
     add(FindingKind::MaterializedExpand, m.site, m.bytes,
         "a copy materialised an expanded tensor: " + bytes(m.bytes) + " from a " + bytes(m.source_bytes) + " block, " +
-            times(m.count));
+            times(m.count),
+        m.time_ns);
   for (const LayoutCopy& c : r.contiguity.copies)
     add(FindingKind::LayoutCopy, c.site, c.bytes,
         std::string(profiler::copy_reason_name(c.reason)) + " copy of a non-contiguous input" +
             (c.view_chain.empty() ? "" : " (after " + c.view_chain + ")") + ": " + times(c.count) + ", " + bytes(c.bytes) +
-            " in all");
+            " in all",
+        c.time_ns);
   for (const ResentTransfer& t : r.transfers.resent)
     add(FindingKind::ResentTransfer, t.site, t.bytes * t.times,
         std::to_string(t.sources) + (t.sources == 1 ? " source" : " sources") + " of " + bytes(t.bytes) +
             " sent again and again, each in " + std::to_string(t.steps) + " steps (" + std::to_string(t.times) +
-            " sends): move the data to the device once, before the loop");
+            " sends): move the data to the device once, before the loop",
+        t.time_ns);
   for (const ChurnFinding& c : r.churn.findings)
     add(FindingKind::Churn, c.site, c.size,
         "a fresh " + bytes(c.size) + " buffer every step (" + std::to_string(c.allocs) + " allocations in " +
-            std::to_string(c.steps) + " steps): allocate it once and refill it with copy_");
+            std::to_string(c.steps) + " steps): allocate it once and refill it with copy_",
+        c.time_ns);
 }
 
 }  // namespace

@@ -61,6 +61,7 @@ class BroadcastAnalysis final : public Analysis {
       f.output = e.shape;
       f.factor = factor;
       f.bytes = e.size;
+      f.time_ns = s.since_start(e.time_ns);
     }
   }
 
@@ -70,8 +71,8 @@ class BroadcastAnalysis final : public Analysis {
     const ViewChain* views = s.live.views(src->storage);
     if (!views || !views->has(profiler::ViewKind::Expand)) return;
     MaterializedExpand& m = expands_[{s.site, e.size}];
+    if (m.count++ == 0) m.time_ns = s.since_start(e.time_ns);
     m.site = s.site, m.bytes = e.size, m.source_bytes = src->size;
-    ++m.count;
   }
 
   std::uint64_t broadcast_ops_ = 0;

@@ -33,7 +33,7 @@ class ChurnAnalysis final : public Analysis {
         Repeat& r = repeats_[{s.site, e.size}];
         ++r.allocs;
         if (r.steps == 0 || r.last_step != s.step) {
-          if (r.steps == 0) r.first_step = s.step;
+          if (r.steps == 0) r.first_step = s.step, r.first_ns = s.since_start(e.time_ns);
           ++r.steps, r.last_step = s.step;
         }
         return;
@@ -63,7 +63,7 @@ class ChurnAnalysis final : public Analysis {
       if (op_sites_.contains(k.first) || v.steps < 3) continue;
       std::uint64_t possible = last_alloc_step_ - v.first_step + 1;  // steps since the site first allocated
       if (v.steps * 10 < possible * 9 || v.freed * 10 < v.allocs * 9) continue;
-      out.findings.push_back({k.first, k.second, v.allocs, v.steps});
+      out.findings.push_back({k.first, k.second, v.allocs, v.steps, v.first_ns});
     }
     std::sort(out.findings.begin(), out.findings.end(), [](const ChurnFinding& a, const ChurnFinding& b) {
       if (a.size * a.allocs != b.size * b.allocs) return a.size * a.allocs > b.size * b.allocs;
@@ -81,7 +81,7 @@ class ChurnAnalysis final : public Analysis {
 
  private:
   struct Repeat {
-    std::uint64_t allocs = 0, steps = 0, first_step = 0, last_step = 0, freed = 0;
+    std::uint64_t allocs = 0, steps = 0, first_step = 0, last_step = 0, freed = 0, first_ns = 0;
   };
   std::uint64_t last_alloc_step_ = 0;  // the last step that allocated anything
   absl::flat_hash_set<SiteId> op_sites_;  // and sites that copy between devices

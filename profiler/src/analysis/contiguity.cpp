@@ -26,8 +26,8 @@ class ContiguityAnalysis final : public Analysis {
     // input was made non-contiguous by a view.
     if (reason == CopyReason::OpInternal && chain.empty()) return;
     LayoutCopy& c = copies_[{s.site, static_cast<int>(reason), chain}];
+    if (c.count++ == 0) c.time_ns = s.since_start(e.time_ns);
     c.site = s.site, c.reason = reason, c.view_chain = chain;
-    ++c.count;
     c.bytes += e.size;
   }
 

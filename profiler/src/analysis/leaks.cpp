@@ -34,6 +34,7 @@ class LeakAnalysis final : public Analysis {
       if (t.observed == 0) {
         if (v == 0) continue;
         t.first = v;
+        t.time_ns = s.since_start(e.time_ns);
       } else if (v > t.last) {
         ++t.rises;
       } else if (v < t.last) {
@@ -53,6 +54,7 @@ class LeakAnalysis final : public Analysis {
         return;
       }
       LeakGroup& g = groups[std::uint64_t{b.site} << 8 | static_cast<std::uint8_t>(b.category)];
+      if (g.blocks == 0 || b.time_ns < g.time_ns) g.time_ns = s.since_start(b.time_ns);
       g.site = b.site, g.category = b.category;
       g.bytes += b.size, ++g.blocks;
       out.leaked_bytes += b.size, ++out.leaked_blocks;
@@ -70,6 +72,7 @@ class LeakAnalysis final : public Analysis {
       g.site = site;
       g.steps_observed = t.observed;
       g.first_bytes = t.first, g.last_bytes = t.last;
+      g.time_ns = t.time_ns;
       g.bytes_per_step = static_cast<double>(t.last - t.first) / static_cast<double>(intervals);
       out.growth.push_back(g);
     }
@@ -80,7 +83,7 @@ class LeakAnalysis final : public Analysis {
 
  private:
   struct Trend {
-    std::uint64_t first = 0, last = 0, observed = 0, rises = 0, falls = 0;
+    std::uint64_t first = 0, last = 0, observed = 0, rises = 0, falls = 0, time_ns = 0;
   };
   absl::flat_hash_map<SiteId, Trend> trends_;
 };

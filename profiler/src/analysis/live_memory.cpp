@@ -26,6 +26,7 @@ void LiveMemory::account(const LiveBlock& b, std::int64_t sign) {
   DeviceState& d = devices_[b.device];
   auto delta = static_cast<std::uint64_t>(sign) * b.size;  // wraps for sign -1, as intended
   d.allocated += delta;
+  d.by_category[static_cast<std::size_t>(b.category) % d.by_category.size()] += delta;
   SiteBytes& s = d.by_site_category[key(b.site, b.category)];
   s.site = b.site;
   s.bytes += delta;
@@ -64,7 +65,7 @@ const LiveBlock* LiveMemory::apply(const profiler::Event& e, SiteId site, std::u
       LiveBlock b;
       b.address = e.address, b.size = e.size, b.requested = e.requested, b.segment = e.address2;
       b.storage = e.storage, b.time_ns = e.time_ns, b.event_index = event_index, b.step = step;
-      b.site = site, b.device = e.device;
+      b.site = site, b.device = e.device, b.stream = e.stream;
       account(b, +1);
       if (b.storage) storage_[b.storage] = {e.device, e.address};
       return &d.blocks.insert_or_assign(e.address, b).first->second;

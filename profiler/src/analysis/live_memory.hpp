@@ -21,6 +21,7 @@ struct LiveBlock {
   std::uint64_t step = 0;  // step boundaries seen before it was allocated
   SiteId site = 0;
   Category category = Category::Unknown;
+  std::int32_t stream = 0;
   std::uint8_t device = 0;
 };
 
@@ -39,6 +40,7 @@ struct DeviceState {
   absl::btree_map<std::uint64_t, std::uint64_t> segments;  // address -> size
   std::uint64_t allocated = 0, reserved = 0;
   absl::flat_hash_map<std::uint64_t, SiteBytes> by_site_category;  // key: site << 8 | category
+  std::array<std::uint64_t, 8> by_category{};                      // allocated per Category
   bool touched = false;
 };
 

@@ -1,6 +1,8 @@
 // timeline: allocated and reserved over time per device, in at most N buckets. The
 // bucket width starts at 1 µs and doubles (merging neighbours) whenever the trace
 // outgrows N, so one pass needs no idea of the trace's length and O(N) memory.
+#include <absl/container/flat_hash_map.h>
+
 #include <algorithm>
 
 #include "analyses.hpp"
@@ -17,6 +19,18 @@ class TimelineAnalysis final : public Analysis {
   void after(const Event& e, const PassState& s) override {
     if (e.kind == EventKind::Step) {
       steps_.push_back(s.since_start(e.time_ns));
+      return;
+    }
+    if (e.kind == EventKind::ScopeBegin) {
+      open_[e.thread].push_back(spans_.size());
+      if (spans_.size() < kMaxScopes) spans_.push_back({s.name(e), e.thread, s.since_start(e.time_ns), 0});
+      return;
+    }
+    if (e.kind == EventKind::ScopeEnd) {
+      auto& stack = open_[e.thread];
+      if (stack.empty()) return;
+      if (stack.back() < spans_.size()) spans_[stack.back()].end_ns = s.since_start(e.time_ns);
+      stack.pop_back();
       return;
     }
     if (e.kind != EventKind::Alloc && e.kind != EventKind::FreeRequested && e.kind != EventKind::SegmentAlloc &&
@@ -52,12 +66,16 @@ class TimelineAnalysis final : public Analysis {
     b.reserved_max = std::max(b.reserved_max, d.reserved);
     b.allocated_last = d.allocated;
     b.reserved_last = d.reserved;
+    b.category_last = d.by_category;
   }
 
   void finish(const PassState&, Report& r) override {
     for (auto& ts : series_)
       if (ts.bucket_ns) r.timeline.series.push_back(std::move(ts));
     r.timeline.step_times_ns = std::move(steps_);
+    for (auto& span : spans_)
+      if (span.end_ns == 0) span.end_ns = r.duration_ns;  // still open when the trace ended
+    r.timeline.scopes = std::move(spans_);
   }
 
  private:
@@ -77,11 +95,15 @@ class TimelineAnalysis final : public Analysis {
       m.reserved_max = std::max(m.reserved_max, b.reserved_max);
       m.allocated_last = b.allocated_last;
       m.reserved_last = b.reserved_last;
+      m.category_last = b.category_last;
     }
     ts.buckets = std::move(merged);
   }
+  static constexpr std::size_t kMaxScopes = 100000;
   std::vector<TimelineSeries> series_;
   std::vector<std::uint64_t> steps_;
+  std::vector<ScopeSpan> spans_;
+  absl::flat_hash_map<std::uint32_t, std::vector<std::size_t>> open_;  // per thread: indexes of open scopes
 };
 
 }  // namespace

@@ -35,6 +35,7 @@ class TransferAnalysis final : public Analysis {
     if (const LiveBlock* b = s.live.containing(e.device2, e.address2); b && b->storage)
       key = {s.site, b->storage, e.address2 - b->address, e.size};
     Resend& r = sources_[key];
+    if (r.times == 0) r.first_ns = s.since_start(e.time_ns);
     ++r.times;
     if (r.times == 1 || r.last_step != s.step) ++r.steps, r.last_step = s.step;
   }
@@ -53,7 +54,7 @@ class TransferAnalysis final : public Analysis {
       if (v.steps < 2) continue;
       ResentTransfer& t = resent[{k.site, k.bytes}];
       t.site = k.site, t.bytes = k.bytes;
-      ++t.sources;
+      if (t.sources++ == 0 || v.first_ns < t.time_ns) t.time_ns = v.first_ns;
       t.times += v.times;
       t.steps = std::max(t.steps, v.steps);
     }
@@ -77,7 +78,7 @@ class TransferAnalysis final : public Analysis {
     }
   };
   struct Resend {
-    std::uint64_t times = 0, steps = 0, last_step = 0;
+    std::uint64_t times = 0, steps = 0, last_step = 0, first_ns = 0;
   };
   std::map<std::tuple<SiteId, std::uint8_t, std::uint8_t>, Site> sites_;
   std::vector<StepTransfers> per_step_;

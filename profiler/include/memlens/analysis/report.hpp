@@ -3,6 +3,7 @@
 // Markdown or JSON (docs/report-schema.md), the viewer draws it, `check` and `diff`
 // compare it. Bytes are block bytes (what the allocator handed out), times are
 // nanoseconds since the trace's first event.
+#include <array>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -62,6 +63,7 @@ struct LeakGroup {
   SiteId site = 0;
   Category category = Category::Unknown;
   std::uint64_t bytes = 0, blocks = 0;
+  std::uint64_t time_ns = 0;  // the earliest of its blocks' allocations
 };
 // A site whose live bytes at step boundaries rise step after step.
 struct GrowthLeak {
@@ -69,6 +71,7 @@ struct GrowthLeak {
   double bytes_per_step = 0;
   std::uint64_t steps_observed = 0;  // step boundaries at which the site had live memory
   std::uint64_t first_bytes = 0, last_bytes = 0;
+  std::uint64_t time_ns = 0;  // the first step boundary it was seen at
 };
 struct LeakSection {
   std::vector<LeakGroup> alive_at_end;  // leaks: not parameters, gradients, optimiser state, or older than step 1
@@ -87,11 +90,13 @@ struct BroadcastFinding {
   double factor = 0;          // output elements / largest input's elements
   std::uint64_t bytes = 0;    // output bytes of one occurrence
   std::uint64_t count = 0;
+  std::uint64_t time_ns = 0;  // the first occurrence
 };
 // A copy that read more bytes than its source block holds: an expand was materialised.
 struct MaterializedExpand {
   SiteId site = 0;
   std::uint64_t bytes = 0, source_bytes = 0, count = 0;
+  std::uint64_t time_ns = 0;  // the first occurrence
 };
 struct BroadcastSection {
   double threshold = 4;
@@ -108,6 +113,7 @@ struct LayoutCopy {
   CopyReason reason = CopyReason::Contiguous;
   std::uint64_t count = 0, bytes = 0;
   std::string view_chain;  // the views that made the input non-contiguous, "transpose -> narrow"
+  std::uint64_t time_ns = 0;  // the first occurrence
 };
 struct ContiguitySection {
   std::vector<LayoutCopy> copies;
@@ -131,6 +137,7 @@ struct ResentTransfer {
   std::uint64_t bytes = 0;  // of one send
   std::uint64_t sources = 0;  // distinct source data (a batch of a data set is one)
   std::uint64_t times = 0, steps = 0;  // sends in all; the most steps one source was sent in
+  std::uint64_t time_ns = 0;  // the first send
 };
 struct TransferSection {
   std::vector<TransferSite> sites;
@@ -145,6 +152,7 @@ struct TransferSection {
 struct ChurnFinding {
   SiteId site = 0;
   std::uint64_t size = 0, allocs = 0, steps = 0;
+  std::uint64_t time_ns = 0;  // the first allocation
 };
 struct TemporarySite {
   SiteId site = 0;
@@ -182,15 +190,23 @@ struct TimelineBucket {
   std::uint64_t time_ns = 0;  // start of the bucket
   std::uint64_t allocated_min = 0, allocated_max = 0, reserved_max = 0;
   std::uint64_t allocated_last = 0, reserved_last = 0;
+  std::array<std::uint64_t, 8> category_last{};  // allocated per Category at the bucket's end
 };
 struct TimelineSeries {
   std::uint8_t device = 0;
   std::uint64_t bucket_ns = 0;
   std::vector<TimelineBucket> buckets;
 };
+// A user annotation (profiler::Scope) from its begin to its end.
+struct ScopeSpan {
+  std::string name;
+  std::uint32_t thread = 0;
+  std::uint64_t begin_ns = 0, end_ns = 0;
+};
 struct TimelineSection {
   std::vector<TimelineSeries> series;
   std::vector<std::uint64_t> step_times_ns;
+  std::vector<ScopeSpan> scopes;  // the first 100,000
 };
 
 // ---- findings: everything a person should act on, one line each
@@ -203,6 +219,7 @@ struct Finding {
   SiteId site = 0;
   std::uint64_t bytes = 0;  // what it costs: leaked, per occurrence, or in all (said by the message)
   std::string message;
+  std::uint64_t time_ns = 0;  // when it first happened
 };
 
 struct Report {

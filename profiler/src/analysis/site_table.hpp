@@ -1,0 +1,40 @@
+#pragma once
+// Trace site ids mapped to a report's sites, resolving each once and merging ids that
+// resolve to the same line (several return addresses on one line are one site).
+#include <absl/container/flat_hash_map.h>
+
+#include <string>
+#include <vector>
+
+#include "memlens/analysis/report.hpp"
+#include "memlens/profiler/trace_reader.hpp"
+
+namespace memlens::analysis {
+
+class SiteTable {
+ public:
+  SiteTable(const profiler::TraceReader& trace, std::vector<SiteRef>& sites) : trace_(trace), sites_(sites) {}
+  SiteId map(std::uint32_t id) {
+    if (id == 0) return 0;
+    if (id >= cache_.size()) cache_.resize(id + 1u, kUnmapped);
+    if (cache_[id] != kUnmapped) return cache_[id];
+    profiler::SiteInfo info = trace_.site(id);
+    SiteId out = 0;
+    if (!info.file.empty()) {
+      SiteRef ref{info.file + ":" + std::to_string(info.line), info.function};
+      auto [it, fresh] = by_ref_.try_emplace(ref.location + "\n" + ref.function, static_cast<SiteId>(sites_.size()));
+      if (fresh) sites_.push_back(std::move(ref));
+      out = it->second;
+    }
+    return cache_[id] = out;
+  }
+
+ private:
+  static constexpr SiteId kUnmapped = ~SiteId{0};
+  const profiler::TraceReader& trace_;
+  std::vector<SiteRef>& sites_;
+  std::vector<SiteId> cache_;
+  absl::flat_hash_map<std::string, SiteId> by_ref_;
+};
+
+}  // namespace memlens::analysis
