@@ -4,7 +4,8 @@
 // pass and peak RSS, beside the trace's size. Target: >= 50 M events/s per core, RSS well
 // under 10x the file.
 //
-//   bench_report [EVENTS] [TRACE]   (default 10000000 events, /tmp/memlens-bench-report.memtrace)
+//   bench_report [EVENTS] [TRACE] [--keep]   (default 10000000 events, /tmp/memlens-bench-report.memtrace;
+//                                             --keep leaves the trace, e.g. for the viewer benchmark)
 #include <sys/resource.h>
 
 #include <chrono>
@@ -101,6 +102,7 @@ long peak_rss_kib() {
 int main(int argc, char** argv) {
   std::uint64_t events = argc > 1 ? std::strtoull(argv[1], nullptr, 10) : 10'000'000;
   std::string path = argc > 2 ? argv[2] : "/tmp/memlens-bench-report.memtrace";
+  bool keep = argc > 3 && std::string(argv[3]) == "--keep";
   auto t0 = std::chrono::steady_clock::now();
   write_trace(path, events);
   auto t1 = std::chrono::steady_clock::now();
@@ -118,6 +120,6 @@ int main(int argc, char** argv) {
       static_cast<unsigned long long>(file), std::chrono::duration<double>(t1 - t0).count(), seconds,
       static_cast<double>(r.events) / seconds, peak_rss_kib() * 1024LL, rss_before * 1024LL,
       static_cast<double>(peak_rss_kib()) * 1024 / static_cast<double>(file));
-  std::filesystem::remove(path);
+  if (!keep) std::filesystem::remove(path);
   return r.events >= events ? 0 : 1;
 }

@@ -6,7 +6,7 @@
 set -eu
 cd "$(dirname "$0")/.."
 cmake -S . -B build-release -DCMAKE_BUILD_TYPE=Release >/dev/null
-cmake --build build-release -j2 --target bench_allocator bench_views bench_recorder bench_report
+cmake --build build-release -j2 --target bench_allocator bench_views bench_recorder bench_report memlens-viewer
 mkdir -p bench/results
 for b in bench_allocator bench_views bench_recorder; do
   echo "memlens: running $b"
@@ -15,5 +15,13 @@ for b in bench_allocator bench_views bench_recorder; do
     --benchmark_min_time=0.2 --benchmark_out=bench/results/$b.json --benchmark_out_format=json
 done
 echo "memlens: running bench_report (10 M events)"
-build-release/bench/bench_report 10000000 > bench/results/bench_report.json
+trace=/tmp/memlens-bench-10M.memtrace
+build-release/bench/bench_report 10000000 $trace --keep > bench/results/bench_report.json
 cat bench/results/bench_report.json
+# The viewer on the same trace, headless under Xvfb (Mesa's software renderer):
+# time to the first frame, to the analysed report, and the mean of 120 frames after it.
+echo "memlens: running memlens-viewer on it"
+xvfb-run -a -s "-screen 0 1920x1200x24" build-release/viewer/memlens-viewer $trace --frames 120 --benchmark \
+  > bench/results/bench_viewer.json
+cat bench/results/bench_viewer.json
+rm -f $trace

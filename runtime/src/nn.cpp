@@ -40,6 +40,7 @@ void Module::to(const Device& d) {
     impl->strides = moved.strides();
     impl->offset = moved.storage_offset();
     impl->grad = nullptr;
+    detail::emit_category(p, instrument::Category::Parameter);  // the new storage is a parameter too
   }
   for (auto& [name, child] : children_) child->to(d);
 }

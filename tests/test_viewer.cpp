@@ -1,0 +1,108 @@
+// The real memlens-viewer in a real window under Xvfb (Mesa's software OpenGL), on a
+// trace recorded from a sample: its screenshots must be the right size, not blank, hold
+// the plot's colours in the timeline, and change with the tab.
+#include <stb_image.h>
+
+#include <catch2/catch.hpp>
+#include <cstdlib>
+#include <filesystem>
+#include <set>
+
+#include "memlens_cli.hpp"
+
+using namespace memlens::test;
+
+namespace {
+
+struct Image {
+  int width = 0, height = 0;
+  std::vector<unsigned char> rgba;
+  std::array<unsigned char, 3> at(int x, int y) const {
+    auto i = (static_cast<std::size_t>(y) * static_cast<std::size_t>(width) + static_cast<std::size_t>(x)) * 4;
+    return {rgba[i], rgba[i + 1], rgba[i + 2]};
+  }
+};
+
+Image load_png(const std::string& path) {
+  Image img;
+  int channels = 0;
+  unsigned char* data = stbi_load(path.c_str(), &img.width, &img.height, &channels, 4);
+  REQUIRE(data != nullptr);
+  img.rgba.assign(data, data + static_cast<std::size_t>(img.width) * static_cast<std::size_t>(img.height) * 4);
+  stbi_image_free(data);
+  return img;
+}
+
+Run viewer(const std::string& args) {
+  std::string cmd = "xvfb-run -a -s '-screen 0 1920x1200x24' " + quote(VIEWER_BIN) + " " + args + " 2>&1";
+  Run r;
+  FILE* p = popen(cmd.c_str(), "r");
+  REQUIRE(p);
+  char buf[4096];
+  for (std::size_t n; (n = fread(buf, 1, sizeof buf, p)) > 0;) r.out.append(buf, n);
+  int st = pclose(p);
+  r.status = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+  return r;
+}
+
+bool have_xvfb() { return std::system("command -v xvfb-run > /dev/null 2>&1") == 0; }
+
+}  // namespace
+
+TEST_CASE("memlens-viewer: screenshots of the memory and leaks views", "[viewer]") {
+  if (!have_xvfb()) {
+    WARN("skipped: xvfb-run is not installed (scripts/install-deps.sh installs it)");
+    return;
+  }
+  std::string trace = recorded("viewer-leak", LEAK_LOSS_HISTORY_BIN, "12");
+  std::string memory_png = temp("memory.png"), leaks_png = temp("leaks.png");
+  Run m = viewer(quote(trace) + " --screenshot " + quote(memory_png) + " --size 1200x800 --cursor peak");
+  INFO(m.out);
+  REQUIRE(m.status == 0);
+  Image a = load_png(memory_png);
+  CHECK(a.width == 1200);
+  CHECK(a.height == 800);
+
+  std::set<std::array<unsigned char, 3>> colours;
+  for (int y = 0; y < a.height; y += 4)
+    for (int x = 0; x < a.width; x += 4) colours.insert(a.at(x, y));
+  CHECK(colours.size() > 20);  // not blank
+
+  // The timeline (the upper part) holds the stacked categories and the reserved line.
+  auto count = [&](const Image& img, std::array<unsigned char, 3> c, int y_end) {
+    int n = 0;
+    for (int y = 0; y < y_end; ++y)
+      for (int x = 0; x < img.width; ++x) n += img.at(x, y) == c;
+    return n;
+  };
+  int upper = a.height / 2;
+  CHECK(count(a, {52, 168, 83}, upper) > 100);   // activation
+  CHECK(count(a, {158, 158, 158}, upper) > 100); // unlabelled
+  CHECK(count(a, {255, 80, 80}, upper) > 50);    // reserved
+
+  Run l = viewer(quote(trace) + " --screenshot " + quote(leaks_png) + " --size 1200x800 --tab leaks");
+  REQUIRE(l.status == 0);
+  Image b = load_png(leaks_png);
+  REQUIRE(b.rgba.size() == a.rgba.size());
+  std::size_t differing = 0;
+  for (std::size_t i = 0; i < a.rgba.size(); i += 4) differing += a.rgba[i] != b.rgba[i] || a.rgba[i + 1] != b.rgba[i + 1];
+  CHECK(differing > 1000);
+  std::filesystem::remove(memory_png);
+  std::filesystem::remove(leaks_png);
+}
+
+TEST_CASE("memlens-viewer: a bad file is one line and exit 2, never a crash", "[viewer]") {
+  if (!have_xvfb()) {
+    WARN("skipped: xvfb-run is not installed");
+    return;
+  }
+  std::string junk = temp("viewer-junk.memtrace");
+  std::ofstream(junk) << "not a trace";
+  Run r = viewer(quote(junk) + " --screenshot " + quote(temp("never.png")));
+  CHECK(r.status == 2);
+  CHECK(r.out.find("memlens-viewer: " + junk + ": not a memlens trace (bad magic)") != std::string::npos);
+  Run bad_tab = viewer("--tab nowhere");
+  CHECK(bad_tab.status == 2);
+  CHECK(bad_tab.out.find("memlens-viewer: --tab: unknown tab 'nowhere'") != std::string::npos);
+  std::filesystem::remove(junk);
+}

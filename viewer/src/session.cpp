@@ -1,0 +1,50 @@
+#include "session.hpp"
+
+#include <utility>
+
+namespace memlens::viewer {
+
+TraceSession::~TraceSession() { wait(); }
+
+void TraceSession::wait() {
+  if (worker_.joinable()) worker_.join();
+}
+
+void TraceSession::open(const std::string& path) {
+  wait();
+  state_.store(State::Loading, std::memory_order_release);
+  progress_ = 0;
+  pending_path_ = path;
+  worker_ = std::thread([this, path] { load(path); });
+}
+
+void TraceSession::load(std::string path) {
+  try {
+    auto reader = std::make_unique<profiler::TraceReader>(path);
+    auto report = std::make_unique<analysis::Report>(analysis::analyze(
+        *reader, {}, [this](std::uint64_t done, std::uint64_t total) {
+          progress_.store(total ? static_cast<double>(done) / static_cast<double>(total) : 1.0, std::memory_order_relaxed);
+        }));
+    report->path = path;
+    path_ = path;
+    reader_ = std::move(reader);
+    report_ = std::move(report);
+    at_.reset();
+    state_.store(State::Ready, std::memory_order_release);
+  } catch (const std::exception& e) {
+    error_ = e.what();
+    state_.store(report_ ? State::Ready : State::Failed, std::memory_order_release);
+  }
+}
+
+std::string TraceSession::take_error() {
+  if (state() == State::Loading) return "";
+  return std::exchange(error_, "");
+}
+
+const analysis::MemoryAt& TraceSession::memory_at(std::uint64_t time_ns) {
+  if (!at_ || at_->time_ns != time_ns) at_ = analysis::memory_at(*reader_, time_ns);
+  return *at_;
+}
+
+}  // namespace memlens::viewer
