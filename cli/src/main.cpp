@@ -375,9 +375,15 @@ int main(int argc, char** argv) {
       return kOk;
     }
     if (view->parsed()) {
-      auto viewer = std::filesystem::path(argv[0]).parent_path() / "memlens-viewer";
+      // Beside memlens when installed, in viewer/ of the same build tree, else on PATH.
+      auto dir = std::filesystem::path(argv[0]).parent_path();
+      std::filesystem::path viewer = "memlens-viewer";
       std::error_code ec;
-      if (!std::filesystem::exists(viewer, ec)) viewer = "memlens-viewer";
+      for (auto candidate : {dir / "memlens-viewer", dir / ".." / "viewer" / "memlens-viewer"})
+        if (std::filesystem::exists(candidate, ec)) {
+          viewer = candidate;
+          break;
+        }
       execlp(viewer.c_str(), viewer.c_str(), view_file.c_str(), static_cast<char*>(nullptr));
       throw UsageError("view: cannot start " + viewer.string() + ": " + std::strerror(errno) +
                        " (build with -DMEMLENS_VIEWER=ON)");

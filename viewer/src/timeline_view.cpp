@@ -83,16 +83,27 @@ void draw_timeline(const analysis::Report& r, ViewState& v, float height) {
   }
   dl->PushClipRect(origin, ImVec2(origin.x + size.x, origin.y + size.y), true);
 
-  // Step boundaries: alternate shading between them.
+  // Step boundaries: alternate shading between the visible ones, while they are at least
+  // a few pixels apart (200,000 steps on one screen would be noise, and slow).
   const auto& steps = r.timeline.step_times_ns;
-  for (std::size_t i = 1; i < steps.size(); i += 2)
-    dl->AddRectFilled(ImVec2(x_of(static_cast<double>(steps[i - 1])), origin.y),
-                      ImVec2(x_of(static_cast<double>(steps[i])), origin.y + size.y), IM_COL32(255, 255, 255, 14));
-  // Scopes along the top, one row per thread.
-  for (const auto& s : r.timeline.scopes) {
+  auto first_step = std::lower_bound(steps.begin(), steps.end(), static_cast<std::uint64_t>(std::max(0.0, v.begin_ns)));
+  auto last_step = std::upper_bound(first_step, steps.end(), static_cast<std::uint64_t>(std::max(0.0, v.end_ns)));
+  if ((last_step - first_step) * 4 < static_cast<std::ptrdiff_t>(size.x)) {
+    auto from = static_cast<std::size_t>(first_step - steps.begin()) & ~std::size_t{1};
+    for (std::size_t i = from + 1; i < steps.size() && steps[i - 1] <= v.end_ns; i += 2)
+      dl->AddRectFilled(ImVec2(x_of(static_cast<double>(steps[i - 1])), origin.y),
+                        ImVec2(x_of(static_cast<double>(steps[i])), origin.y + size.y), IM_COL32(255, 255, 255, 14));
+  }
+  // Scopes along the top, one row per thread; those under a pixel wide are left out. They
+  // are in trace order, which is begin order per thread: the search starts a view early.
+  const auto& scopes = r.timeline.scopes;
+  auto first_scope = std::lower_bound(scopes.begin(), scopes.end(), v.begin_ns - (v.end_ns - v.begin_ns),
+                                      [](const analysis::ScopeSpan& s, double t) { return static_cast<double>(s.begin_ns) < t; });
+  for (auto it = first_scope; it != scopes.end() && static_cast<double>(it->begin_ns) <= v.end_ns; ++it) {
+    const auto& s = *it;
     float y = origin.y + 2 + static_cast<float>(s.thread % 3) * band;
-    ImVec2 a(x_of(static_cast<double>(s.begin_ns)), y), b(std::max(x_of(static_cast<double>(s.end_ns)), a.x + 1), y + band - 2);
-    if (b.x < origin.x || a.x > origin.x + size.x) continue;
+    ImVec2 a(x_of(static_cast<double>(s.begin_ns)), y), b(x_of(static_cast<double>(s.end_ns)), y + band - 2);
+    if (b.x < origin.x || b.x - a.x < 1) continue;
     dl->AddRectFilled(a, b, name_color(s.name));
     if (b.x - a.x > 40) dl->AddText(ImVec2(a.x + 2, a.y - 1), IM_COL32(0, 0, 0, 255), s.name.c_str());
   }
