@@ -247,6 +247,13 @@ TEST_CASE("timeline: at most N buckets, whose maxima keep the peak", "[analysis]
   CHECK(top == 7 * 4096);
   CHECK(ts.buckets.back().allocated_last == 0);
   CHECK(ts.buckets.back().reserved_max == 2 * kMiB);
+  REQUIRE(ts.top_sites.size() == 1);
+  CHECK(r.site(ts.top_sites[0]).location == "model.cpp:1");
+  std::uint64_t site_top = 0;
+  for (const auto& b : ts.buckets) site_top = std::max(site_top, b.site_last[0]);
+  CHECK(site_top > 0);
+  CHECK(site_top <= 7 * 4096);
+  CHECK(ts.buckets.back().site_last[0] == 0);
 }
 
 TEST_CASE("check: limits pass and fail with the figure, the excess and the sites", "[analysis]") {

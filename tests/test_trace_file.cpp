@@ -68,6 +68,7 @@ std::vector<Event> one_of_each(std::uint32_t site) {
   v.push_back(e);
   e = make(EventKind::View);
   e.tensor = 99, e.storage = 17, e.sub = static_cast<std::uint8_t>(ViewKind::Transpose), e.shape = shape({3, 2});
+  e.dtype = 3;
   e.strides = shape({1, 3}), e.offset = -0, e.site = site;
   v.push_back(e);
   e = make(EventKind::Copy);
@@ -239,7 +240,11 @@ TEST_CASE("bad input gives one-line errors") {
   std::string future = good;
   future[8] = 9;
   spit(path, future);
-  CHECK_THROWS_WITH(TraceReader(path), path + ": trace format version 9 is newer than this memlens reads (1)");
+  CHECK_THROWS_WITH(TraceReader(path), path + ": trace format version 9 is newer than this memlens reads (2)");
+  std::string old = good;
+  old[8] = 1;
+  spit(path, old);
+  CHECK_THROWS_WITH(TraceReader(path), path + ": trace format version 1 is older than this memlens reads (2); record it again");
   std::string header_flip = good;
   header_flip[20] ^= 0x20;
   spit(path, header_flip);

@@ -87,8 +87,15 @@ TEST_CASE("memlens-viewer: screenshots of the memory and leaks views", "[viewer]
   std::size_t differing = 0;
   for (std::size_t i = 0; i < a.rgba.size(); i += 4) differing += a.rgba[i] != b.rgba[i] || a.rgba[i + 1] != b.rgba[i + 1];
   CHECK(differing > 1000);
+
+  // Stacked by the top sites: the same frame, other colours in the timeline.
+  std::string sites_png = temp("sites.png");
+  REQUIRE(viewer(quote(trace) + " --screenshot " + quote(sites_png) + " --size 1200x800 --cursor peak --stack site").status == 0);
+  Image c = load_png(sites_png);
+  CHECK(count(c, {52, 168, 83}, upper) < count(a, {52, 168, 83}, upper) / 2);  // no longer by category
   std::filesystem::remove(memory_png);
   std::filesystem::remove(leaks_png);
+  std::filesystem::remove(sites_png);
 }
 
 TEST_CASE("memlens-viewer: a bad file is one line and exit 2, never a crash", "[viewer]") {

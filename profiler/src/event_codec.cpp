@@ -76,7 +76,7 @@ void fields(IO& io, Event& e) {
       break;
     case K::View:
       io.u(e.tensor), io.u(e.storage), io.small(e.sub), io.shape(e.shape), io.shape(e.strides);
-      io.s(e.offset), io.small(e.site);
+      io.s(e.offset), io.small(e.site), io.small(e.dtype);
       break;
     case K::Copy:
       io.small(e.device2), io.address(e.address), io.address(e.address2), io.u(e.size);

@@ -98,7 +98,7 @@ void export_json_events(const TraceReader& r, std::ostream& out) {
         j.update({{"requested", e.size}, {"device_free", e.free_bytes}, {"reserved", e.reserved}, {"allocated", e.allocated}});
         break;
       case EventKind::View:
-        j.update({{"tensor", e.tensor}, {"storage", e.storage}, {"view", view_kind_name(static_cast<ViewKind>(e.sub))},
+        j.update({{"tensor", e.tensor}, {"storage", e.storage}, {"dtype", dtype_repr(static_cast<ScalarType>(e.dtype))}, {"view", view_kind_name(static_cast<ViewKind>(e.sub))},
                   {"sizes", shape_json(e.shape)}, {"strides", shape_json(e.strides)}, {"offset", e.offset}});
         break;
       case EventKind::Copy:

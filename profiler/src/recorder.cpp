@@ -272,7 +272,7 @@ class Recorder final : public instrument::Sink {
     buf.publish();
   }
 
-  void on_view(std::uint64_t tensor, std::uint64_t storage, const Device& d, instrument::ViewKind kind,
+  void on_view(std::uint64_t tensor, std::uint64_t storage, const Device& d, instrument::ViewKind kind, ScalarType dtype,
                const instrument::Dims& sizes, const instrument::Dims& strides, std::int64_t offset) override {
     ThreadBuffer& buf = local();
     Slot& s = claim(buf);
@@ -280,6 +280,7 @@ class Recorder final : public instrument::Sink {
     e.kind = EventKind::View;
     fill_common(e, buf, device_index(d));
     e.tensor = tensor, e.storage = storage, e.sub = static_cast<std::uint8_t>(kind), e.offset = offset;
+    e.dtype = static_cast<std::uint8_t>(dtype);
     copy_dims(e.shape, sizes);
     copy_dims(e.strides, strides);
     s.site = instrument::current_site();

@@ -53,6 +53,9 @@ TraceReader::TraceReader(const std::string& path) : path_(path) {
     throw TraceError(path + ": trace format version " + std::to_string(version) +
                      " is newer than this memlens reads (" + std::to_string(kFormatVersion) + ")");
   if (version == 0) throw TraceError(path + ": invalid trace format version 0");
+  if (version < kFormatVersion)
+    throw TraceError(path + ": trace format version " + std::to_string(version) + " is older than this memlens reads (" +
+                     std::to_string(kFormatVersion) + "); record it again");
   auto json_len = get<std::uint32_t>(data_.data() + 12);
   if (16 + static_cast<std::uint64_t>(json_len) + 4 > n) throw TraceError(path + ": truncated header");
   const char* json = data_.data() + 16;

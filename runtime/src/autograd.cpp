@@ -64,8 +64,9 @@ SavedTensor::SavedTensor(const Tensor& t, bool is_output) : defined_(t.defined()
   if (!t.defined()) return;
   version_ = t._version();
   t_ = is_output ? detail::as_strided_alias(t, t.sizes(), t.strides(), t.storage_offset()) : t;
-  // A computed tensor kept for backward is an activation (leaves keep their own role).
-  if (is_output || t.grad_fn()) detail::emit_category(t, instrument::Category::Activation);
+  // A computed tensor kept for backward is an activation. Leaves keep their own role, and
+  // so do views (`weight.t()` saved by mm is still the parameter's storage).
+  if ((is_output || t.grad_fn()) && !t.is_view()) detail::emit_category(t, instrument::Category::Activation);
 }
 
 Tensor SavedTensor::unpack(const Node& owner) const {

@@ -62,7 +62,7 @@ Tensor make_view(const Tensor& base, Shape sizes, Shape strides, std::int64_t of
 
 void emit_view(const Tensor& v, instrument::ViewKind kind) {
   if (auto* sink = instrument::sink())
-    sink->on_view(v.id(), v.storage()->id(), v.device(), kind, v.sizes(), v.strides(), v.storage_offset());
+    sink->on_view(v.id(), v.storage()->id(), v.device(), kind, v.dtype(), v.sizes(), v.strides(), v.storage_offset());
 }
 
 void emit_copy(const Tensor& src, const Tensor& dst, instrument::CopyReason reason) {

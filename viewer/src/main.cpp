@@ -1,7 +1,7 @@
 // memlens-viewer: see where memory went and click through to the line that caused it.
 //
 //   memlens-viewer [TRACE] [--diff OTHER] [--screenshot OUT.png] [--size 1600x1000]
-//                  [--cursor peak|SECONDS] [--tab memory|leaks|broadcast|...]
+//                  [--cursor peak|SECONDS] [--tab memory|leaks|broadcast|...] [--stack category|site]
 //
 // With --screenshot it renders the window once the trace is analysed, writes the PNG and
 // exits (Xvfb and Mesa's software OpenGL are enough). --frames N with --benchmark prints
@@ -155,7 +155,7 @@ bool parse_tab(const std::string& name, Tab* out) {
 
 int main(int argc, char** argv) {
   CLI::App cli{"memlens-viewer: memory over time, the allocator at any moment, and every report, clickable", "memlens-viewer"};
-  std::string file, other, screenshot, size = "1600x1000", cursor, tab = "memory";
+  std::string file, other, screenshot, size = "1600x1000", cursor, tab = "memory", stack = "category";
   int frames = 0;
   bool benchmark = false;
   cli.add_option("TRACE", file, "a .memtrace to open (or drop one on the window)");
@@ -164,6 +164,8 @@ int main(int argc, char** argv) {
   cli.add_option("--size", size, "window size, WIDTHxHEIGHT")->capture_default_str();
   cli.add_option("--cursor", cursor, "where the cursor starts: peak, or seconds into the trace");
   cli.add_option("--tab", tab, "memory, leaks, broadcast, contiguity, transfers, churn or diff")->capture_default_str();
+  cli.add_option("--stack", stack, "what the timeline stacks: category or site")
+      ->check(CLI::IsMember({"category", "site"}))->capture_default_str();
   cli.add_option("--frames", frames, "render this many frames after the trace is read, then exit");
   cli.add_flag("--benchmark", benchmark, "print time to first frame and mean frame time (JSON) on exit");
   try {
@@ -184,6 +186,7 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "memlens-viewer: --tab: unknown tab '%s'\n", tab.c_str());
     return 2;
   }
+  app.view.by_site = stack == "site";
   bool headless = !screenshot.empty() || frames > 0;
   auto start = std::chrono::steady_clock::now();
 

@@ -24,7 +24,8 @@ std::string block_text(const analysis::MemoryAt& m, const analysis::BlockAt& b) 
   if (!m.sites[b.site].function.empty()) out += " (" + m.sites[b.site].function + ")";
   for (const auto& v : b.views)
     out += "\n  tensor " + std::to_string(v.tensor) + ": " + std::string(profiler::view_kind_name(v.kind)) + " " +
-           analysis::shape_text(v.sizes) + " strides " + analysis::shape_text(v.strides) + " offset " + std::to_string(v.offset);
+           std::string(dtype_repr(v.dtype)) + " " + analysis::shape_text(v.sizes) + " strides " + analysis::shape_text(v.strides) +
+           " offset " + std::to_string(v.offset);
   if (b.views.empty()) out += "\n  no view recorded: one tensor owns it";
   return out;
 }

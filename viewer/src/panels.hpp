@@ -20,6 +20,7 @@ struct ViewState {
   std::uint64_t cursor_ns = 0;
   double begin_ns = 0, end_ns = 0;  // the visible part of the timeline
   bool fit = true;                  // fit the whole trace on the next frame
+  bool by_site = false;             // the timeline stacks the top sites instead of categories
   Tab tab = Tab::Memory;
   bool tab_requested = true;        // select `tab` on the next frame
   std::string source;               // "file:line" shown with its lines, "" for none

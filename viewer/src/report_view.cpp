@@ -87,6 +87,12 @@ void pick(const TableRow* row, ViewState& v) {
   v.source = row->location;
 }
 
+// Until a row is picked, a tab shows the source of its first (largest) row.
+void draw_main_table(const char* id, TableModel& m, float height, ViewState& v) {
+  if (v.source.empty() && !m.rows.empty()) v.source = m.rows[0].location;
+  pick(draw_table(id, m, height), v);
+}
+
 }  // namespace
 
 void draw_report_tab(Tab t, const Report& r, ViewState& v, const ReportDiff* diff) {
@@ -101,25 +107,25 @@ void draw_report_tab(Tab t, const Report& r, ViewState& v, const ReportDiff* dif
     case Tab::Leaks:
       ImGui::Text("%s leaked in %llu blocks; %s expected to live on", bytes(r.leaks.leaked_bytes).c_str(),
                   static_cast<unsigned long long>(r.leaks.leaked_blocks), bytes(r.leaks.expected_bytes).c_str());
-      pick(draw_table("leaks", tables->leaks, h * 0.45f), v);
-      pick(draw_table("growth", tables->growth, 0), v);
+      draw_main_table("leaks", tables->leaks, h * 0.45f, v);
+      draw_main_table("growth", tables->growth, 0, v);
       break;
     case Tab::Broadcast:
       ImGui::Text("%llu ops broadcast; flagged at %gx and %s", static_cast<unsigned long long>(r.broadcast.broadcast_ops),
                   r.broadcast.threshold, bytes(r.broadcast.floor_bytes).c_str());
-      pick(draw_table("broadcast", tables->broadcast, 0), v);
+      draw_main_table("broadcast", tables->broadcast, 0, v);
       break;
     case Tab::Contiguity:
       ImGui::Text("%llu layout copies, %s", static_cast<unsigned long long>(r.contiguity.count), bytes(r.contiguity.bytes).c_str());
-      pick(draw_table("contiguity", tables->contiguity, 0), v);
+      draw_main_table("contiguity", tables->contiguity, 0, v);
       break;
     case Tab::Transfers:
       ImGui::Text("%llu copies between devices, %s", static_cast<unsigned long long>(r.transfers.count), bytes(r.transfers.bytes).c_str());
-      pick(draw_table("transfers", tables->transfers, h * 0.45f), v);
+      draw_main_table("transfers", tables->transfers, h * 0.45f, v);
       pick(draw_table("resent", tables->resent, 0), v);
       break;
     case Tab::Churn:
-      pick(draw_table("churn", tables->churn, h * 0.4f), v);
+      draw_main_table("churn", tables->churn, h * 0.4f, v);
       pick(draw_table("temporaries", tables->temporaries, 0), v);
       break;
     case Tab::Diff:

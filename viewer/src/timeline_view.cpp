@@ -19,6 +19,14 @@ constexpr analysis::Category kStack[] = {analysis::Category::Parameter, analysis
                                          analysis::Category::Temporary, analysis::Category::Input,
                                          analysis::Category::Unknown};
 
+// "file.cpp:31" for a site, "<unknown>" for none.
+std::string short_site(const analysis::Report& r, analysis::SiteId id) {
+  const std::string& loc = r.site(id).location;
+  if (loc.empty()) return "<unknown>";
+  auto slash = loc.rfind('/');
+  return slash == std::string::npos ? loc : loc.substr(slash + 1);
+}
+
 ImU32 name_color(const std::string& name) {
   std::uint32_t h = 2166136261u;
   for (char c : name) h = (h ^ static_cast<unsigned char>(c)) * 16777619u;
@@ -44,15 +52,29 @@ void draw_timeline(const analysis::Report& r, ViewState& v, float height) {
   const double duration = std::max<double>(1.0, static_cast<double>(r.duration_ns));
   if (v.fit || v.end_ns <= v.begin_ns) v.begin_ns = 0, v.end_ns = duration, v.fit = false;
 
-  // Legend.
-  for (auto c : kStack) {
-    ImGui::ColorButton(std::string(profiler::category_name(c)).c_str(), ImGui::ColorConvertU32ToFloat4(category_color(c)),
-                       ImGuiColorEditFlags_NoTooltip, ImVec2(12, 12));
+  // Legend: categories, or the top sites (of the first device's series) and the rest.
+  auto legend = [](const std::string& name, ImU32 colour) {
+    ImGui::ColorButton(name.c_str(), ImGui::ColorConvertU32ToFloat4(colour), ImGuiColorEditFlags_NoTooltip, ImVec2(12, 12));
     ImGui::SameLine();
-    ImGui::TextUnformatted(std::string(profiler::category_name(c)).c_str());
+    ImGui::TextUnformatted(name.c_str());
     ImGui::SameLine();
+  };
+  ImGui::Checkbox("by site", &v.by_site);
+  ImGui::SameLine();
+  if (v.by_site) {
+    const analysis::TimelineSeries* main = nullptr;
+    for (const auto& ts : r.timeline.series)
+      if (const auto* d = r.main_device(); d && ts.device == d->index) main = &ts;
+    if (main)
+      for (auto site : main->top_sites) legend(short_site(r, site), name_color(r.site(site).location));
+    legend("other", category_color(analysis::Category::Unknown));
+  } else {
+    for (auto c : kStack) legend(std::string(profiler::category_name(c)), category_color(c));
   }
   if (ImGui::SmallButton("fit")) v.begin_ns = 0, v.end_ns = duration;
+  ImGui::SameLine();
+  if (ImGui::SmallButton("peak"))
+    if (const auto* d = r.main_device()) v.cursor_ns = d->peak_allocated.time_ns;
   ImGui::SameLine();
   ImGui::Text("cursor %.6f s", static_cast<double>(v.cursor_ns) / 1e9);
 
@@ -121,11 +143,17 @@ void draw_timeline(const analysis::Report& r, ViewState& v, float height) {
       float xa = x_of(static_cast<double>(b.time_ns)), xb = std::max(xa + 1, x_of(static_cast<double>(b.time_ns + ts.bucket_ns)));
       if (xb < origin.x || xa > origin.x + size.x) continue;
       double below = 0;
-      for (auto c : kStack) {
-        double bytes = static_cast<double>(b.category_last[static_cast<std::size_t>(c)]);
-        if (bytes <= 0) continue;
-        dl->AddRectFilled(ImVec2(xa, y_of(below + bytes)), ImVec2(xb, y_of(below)), category_color(c));
+      auto stack = [&](double bytes, ImU32 colour) {
+        if (bytes <= 0) return;
+        dl->AddRectFilled(ImVec2(xa, y_of(below + bytes)), ImVec2(xb, y_of(below)), colour);
         below += bytes;
+      };
+      if (v.by_site) {
+        for (std::size_t k = 0; k < ts.top_sites.size(); ++k)
+          stack(static_cast<double>(b.site_last[k]), name_color(r.site(ts.top_sites[k]).location));
+        stack(static_cast<double>(b.allocated_last) - below, category_color(analysis::Category::Unknown));
+      } else {
+        for (auto c : kStack) stack(static_cast<double>(b.category_last[static_cast<std::size_t>(c)]), category_color(c));
       }
       // The bucket's high-water mark, when it rose above its final value.
       if (static_cast<double>(b.allocated_max) > below)

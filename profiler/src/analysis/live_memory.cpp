@@ -27,6 +27,7 @@ void LiveMemory::account(const LiveBlock& b, std::int64_t sign) {
   auto delta = static_cast<std::uint64_t>(sign) * b.size;  // wraps for sign -1, as intended
   d.allocated += delta;
   d.by_category[static_cast<std::size_t>(b.category) % d.by_category.size()] += delta;
+  if ((d.by_site[b.site] += delta) == 0) d.by_site.erase(b.site);
   SiteBytes& s = d.by_site_category[key(b.site, b.category)];
   s.site = b.site;
   s.bytes += delta;

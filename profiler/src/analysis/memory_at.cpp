@@ -28,7 +28,7 @@ MemoryAt memory_at(const profiler::TraceReader& trace, std::uint64_t time_ns) {
     if (e.kind == EventKind::View && e.storage) {
       auto& v = views[e.storage];
       if (v.size() == kViewsKept) v.erase(v.begin());
-      v.push_back({e.tensor, static_cast<profiler::ViewKind>(e.sub), e.shape, e.strides, e.offset, site});
+      v.push_back({e.tensor, static_cast<profiler::ViewKind>(e.sub), static_cast<ScalarType>(e.dtype), e.shape, e.strides, e.offset, site});
     } else if (e.kind == EventKind::FreeRequested && b && b->storage) {
       views.erase(b->storage);
     }

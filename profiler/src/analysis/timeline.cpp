@@ -1,6 +1,8 @@
 // timeline: allocated and reserved over time per device, in at most N buckets. The
 // bucket width starts at 1 µs and doubles (merging neighbours) whenever the trace
-// outgrows N, so one pass needs no idea of the trace's length and O(N) memory.
+// outgrows N, so one pass needs no idea of the trace's length and O(N) memory. Per
+// bucket it keeps the allocated bytes per category, and the sites whose live bytes
+// changed in it; at the end the 8 sites with the most live memory get a value per bucket.
 #include <absl/container/flat_hash_map.h>
 
 #include <algorithm>
@@ -43,7 +45,7 @@ class TimelineAnalysis final : public Analysis {
     const DeviceState& d = s.live.device(e.device);
     std::uint64_t t = s.since_start(e.time_ns);
     std::size_t max = std::max<std::size_t>(s.options.timeline_buckets, 2);
-    while (t / ts.bucket_ns >= max) coarsen(ts);
+    while (t / ts.bucket_ns >= max) coarsen(ts, changes_[e.device]);
     std::uint64_t start = t / ts.bucket_ns * ts.bucket_ns;
     // Buckets with no event between the last one and this one hold the last value.
     while (!ts.buckets.empty() && ts.buckets.back().time_ns + ts.bucket_ns < start) {
@@ -67,11 +69,21 @@ class TimelineAnalysis final : public Analysis {
     b.allocated_last = d.allocated;
     b.reserved_last = d.reserved;
     b.category_last = d.by_category;
+    if ((e.kind == EventKind::Alloc || e.kind == EventKind::FreeRequested) && s.block) {
+      SiteId site = s.block->site;  // a free names the site of the block it frees
+      auto it = d.by_site.find(site);
+      changes_[e.device].resize(ts.buckets.size());
+      changes_[e.device].back()[site] = it == d.by_site.end() ? 0 : it->second;
+    }
   }
 
   void finish(const PassState&, Report& r) override {
-    for (auto& ts : series_)
-      if (ts.bucket_ns) r.timeline.series.push_back(std::move(ts));
+    for (std::size_t d = 0; d < series_.size(); ++d) {
+      TimelineSeries& ts = series_[d];
+      if (!ts.bucket_ns) continue;
+      top_sites(ts, changes_[static_cast<std::uint8_t>(d)]);
+      r.timeline.series.push_back(std::move(ts));
+    }
     r.timeline.step_times_ns = std::move(steps_);
     for (auto& span : spans_)
       if (span.end_ns == 0) span.end_ns = r.duration_ns;  // still open when the trace ended
@@ -79,6 +91,46 @@ class TimelineAnalysis final : public Analysis {
   }
 
  private:
+  using Changes = std::vector<absl::flat_hash_map<SiteId, std::uint64_t>>;  // per bucket: site -> live bytes
+
+  // Replays the per-bucket changes twice: to find the sites with the most live memory,
+  // then to give each bucket their values.
+  static void top_sites(TimelineSeries& ts, Changes& changes) {
+    changes.resize(ts.buckets.size());
+    absl::flat_hash_map<SiteId, std::uint64_t> now, most;
+    for (const auto& c : changes)
+      for (auto [site, bytes] : c) {
+        now[site] = bytes;
+        most[site] = std::max(most[site], bytes);
+      }
+    std::vector<std::pair<std::uint64_t, SiteId>> ranked;
+    for (auto [site, bytes] : most)
+      if (bytes > 0) ranked.emplace_back(bytes, site);
+    std::sort(ranked.begin(), ranked.end(), [](auto& a, auto& b) { return a.first != b.first ? a.first > b.first : a.second < b.second; });
+    for (std::size_t i = 0; i < ranked.size() && i < 8; ++i) ts.top_sites.push_back(ranked[i].second);
+    now.clear();
+    for (std::size_t i = 0; i < ts.buckets.size(); ++i) {
+      for (auto [site, bytes] : changes[i]) now[site] = bytes;
+      for (std::size_t k = 0; k < ts.top_sites.size(); ++k) {
+        auto it = now.find(ts.top_sites[k]);
+        ts.buckets[i].site_last[k] = it == now.end() ? 0 : it->second;
+      }
+    }
+  }
+
+  static void coarsen(TimelineSeries& ts, Changes& changes) {
+    changes.resize(ts.buckets.size());
+    Changes merged_changes;
+    for (std::size_t i = 0; i < ts.buckets.size(); ++i) {
+      std::uint64_t start = ts.buckets[i].time_ns / (ts.bucket_ns * 2) * (ts.bucket_ns * 2);
+      if (merged_changes.empty() || i == 0 || ts.buckets[i - 1].time_ns / (ts.bucket_ns * 2) * (ts.bucket_ns * 2) != start)
+        merged_changes.emplace_back();
+      for (auto [site, bytes] : changes[i]) merged_changes.back()[site] = bytes;
+    }
+    changes = std::move(merged_changes);
+    coarsen(ts);
+  }
+
   static void coarsen(TimelineSeries& ts) {
     ts.bucket_ns *= 2;
     std::vector<TimelineBucket> merged;
@@ -103,6 +155,7 @@ class TimelineAnalysis final : public Analysis {
   std::vector<TimelineSeries> series_;
   std::vector<std::uint64_t> steps_;
   std::vector<ScopeSpan> spans_;
+  absl::flat_hash_map<std::uint8_t, Changes> changes_;  // per device
   absl::flat_hash_map<std::uint32_t, std::vector<std::size_t>> open_;  // per thread: indexes of open scopes
 };
 

@@ -14,6 +14,7 @@ namespace memlens::analysis {
 struct TensorView {
   std::uint64_t tensor = 0;
   profiler::ViewKind kind = profiler::ViewKind::View;
+  ScalarType dtype = ScalarType::Float32;
   ShapeRecord sizes, strides;
   std::int64_t offset = 0;  // elements
   SiteId site = 0;

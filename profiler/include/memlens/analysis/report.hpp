@@ -191,11 +191,13 @@ struct TimelineBucket {
   std::uint64_t allocated_min = 0, allocated_max = 0, reserved_max = 0;
   std::uint64_t allocated_last = 0, reserved_last = 0;
   std::array<std::uint64_t, 8> category_last{};  // allocated per Category at the bucket's end
+  std::array<std::uint64_t, 8> site_last{};      // allocated per top site (TimelineSeries::top_sites) at its end
 };
 struct TimelineSeries {
   std::uint8_t device = 0;
   std::uint64_t bucket_ns = 0;
   std::vector<TimelineBucket> buckets;
+  std::vector<SiteId> top_sites;  // at most 8: the sites with the most live memory at any bucket's end
 };
 // A user annotation (profiler::Scope) from its begin to its end.
 struct ScopeSpan {

@@ -66,6 +66,7 @@ struct Event {
   std::uint64_t duration_ns = 0;  // Op
   bool broadcast = false;         // Op: elementwise, and the output is larger than every input
   std::int64_t offset = 0;        // View: storage offset in elements
+  std::uint8_t dtype = 0;         // View: the tensor's memlens::ScalarType
   std::uint64_t step = 0;         // Step: its number
   std::uint64_t free_bytes = 0, reserved = 0, allocated = 0;  // AllocFailed / Oom: device state
   ShapeRecord shape, strides;     // View: sizes and strides; Op: output shape

@@ -14,7 +14,7 @@ class TraceError : public Error { using Error::Error; };
 inline constexpr char kTraceMagic[8] = {'M', 'E', 'M', 'T', 'R', 'A', 'C', 'E'};
 inline constexpr char kTrailerMagic[8] = {'M', 'E', 'M', 'T', 'E', 'N', 'D', '!'};
 inline constexpr std::uint32_t kChunkMagic = 0x4b4e4843;  // "CHNK"
-inline constexpr std::uint32_t kFormatVersion = 1;
+inline constexpr std::uint32_t kFormatVersion = 2;  // 2: views carry their dtype
 
 enum class ChunkType : std::uint8_t { Events = 1, Strings = 2, Sites = 3, Modules = 4, Stacks = 5, Footer = 15 };
 

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "memlens/runtime/device.hpp"
+#include "memlens/runtime/dtype.hpp"
 
 namespace memlens::instrument {
 
@@ -21,8 +22,8 @@ using Dims = std::vector<std::int64_t>;
 class Sink {
  public:
   virtual ~Sink() = default;
-  virtual void on_view(std::uint64_t tensor, std::uint64_t storage, const Device& d, ViewKind kind, const Dims& sizes,
-                       const Dims& strides, std::int64_t offset) = 0;
+  virtual void on_view(std::uint64_t tensor, std::uint64_t storage, const Device& d, ViewKind kind, ScalarType dtype,
+                       const Dims& sizes, const Dims& strides, std::int64_t offset) = 0;
   virtual void on_copy(const Device& src, const void* src_addr, const Device& dst, const void* dst_addr,
                        std::uint64_t bytes, CopyReason reason) = 0;
   // `broadcasting`: an elementwise op, whose inputs broadcast to the output's shape (an
