@@ -52,6 +52,21 @@ struct Reader {
   }
 };
 
+// Zeroes the fields it walks (of the event's current kind).
+struct Clearer {
+  template <class T>
+  void u(T& v) { v = 0; }
+  template <class T>
+  void s(T& v) { v = 0; }
+  template <class T>
+  void small(T& v) { v = T{}; }
+  void address(std::uint64_t& v) { v = 0; }
+  void shape(ShapeRecord& r) {
+    for (int i = 0; i < r.ndim; ++i) r.dims[static_cast<std::size_t>(i)] = 0;
+    r.ndim = 0;
+  }
+};
+
 // The fields of each kind, in file order. Both directions walk this one list.
 template <class IO>
 void fields(IO& io, Event& e) {
@@ -114,8 +129,11 @@ void encode(std::string& out, const Event& e, DeltaState& st) {
   fields(w, const_cast<Event&>(e));  // the writer only reads: fields() takes references for both directions
 }
 
-Event decode(Input& in, DeltaState& st) {
-  Event e;
+void decode(Input& in, DeltaState& st, Event& e) {
+  Clearer clear;
+  for (std::size_t i = 0; i < e.n_inputs && i < e.inputs.size(); ++i) clear.shape(e.inputs[i]);  // before n_inputs is 0
+  fields(clear, e);  // the previous event's fields, so `e` reads as a fresh Event
+  e.kind = EventKind::Step;
   std::uint64_t kind = in.varint();
   if (kind < 1 || kind > kEventKindCount) throw TraceError("unknown event kind " + std::to_string(kind));
   e.kind = static_cast<EventKind>(kind);
@@ -127,7 +145,6 @@ Event decode(Input& in, DeltaState& st) {
   Reader r{in, st};
   r.small(e.device);
   fields(r, e);
-  return e;
 }
 
 }  // namespace memlens::profiler::codec

@@ -4,11 +4,10 @@
 
 #include <cerrno>
 #include <cstring>
-#include <fstream>
 #include <nlohmann/json.hpp>
-#include <sstream>
 
 #include "chunk_io.hpp"
+#include "mapped_file.hpp"
 #include "event_codec.hpp"
 #include "symbolizer.hpp"
 
@@ -37,18 +36,13 @@ std::string count_text(std::uint64_t events, std::size_t chunks) {
 
 }  // namespace
 
-TraceReader::TraceReader(const std::string& path) : path_(path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw TraceError(path + ": cannot open: " + std::strerror(errno));
-  std::stringstream ss;
-  ss << in.rdbuf();
-  data_ = ss.str();
-  const std::size_t n = data_.size();
+TraceReader::TraceReader(const std::string& path) : path_(path), data_(std::make_unique<MappedFile>(path)) {
+  const std::size_t n = data_->size();
   if (n == 0) throw TraceError(path + ": empty file, not a memlens trace");
-  if (n < sizeof kTraceMagic || std::memcmp(data_.data(), kTraceMagic, sizeof kTraceMagic) != 0)
+  if (n < sizeof kTraceMagic || std::memcmp(data_->data(), kTraceMagic, sizeof kTraceMagic) != 0)
     throw TraceError(path + ": not a memlens trace (bad magic)");
   if (n < 16) throw TraceError(path + ": truncated header");
-  auto version = get<std::uint32_t>(data_.data() + 8);
+  auto version = get<std::uint32_t>(data_->data() + 8);
   if (version > kFormatVersion)
     throw TraceError(path + ": trace format version " + std::to_string(version) +
                      " is newer than this memlens reads (" + std::to_string(kFormatVersion) + ")");
@@ -56,9 +50,9 @@ TraceReader::TraceReader(const std::string& path) : path_(path) {
   if (version < kFormatVersion)
     throw TraceError(path + ": trace format version " + std::to_string(version) + " is older than this memlens reads (" +
                      std::to_string(kFormatVersion) + "); record it again");
-  auto json_len = get<std::uint32_t>(data_.data() + 12);
+  auto json_len = get<std::uint32_t>(data_->data() + 12);
   if (16 + static_cast<std::uint64_t>(json_len) + 4 > n) throw TraceError(path + ": truncated header");
-  const char* json = data_.data() + 16;
+  const char* json = data_->data() + 16;
   if (crc(json, json_len) != get<std::uint32_t>(json + json_len))
     throw TraceError(path + ": corrupt header (checksum mismatch)");
   try {
@@ -80,7 +74,9 @@ TraceReader::TraceReader(const std::string& path) : path_(path) {
     ChunkType type{};
     std::string payload;
     try {
-      payload = read_payload(at, &count, &first, &type, &next);
+      // An events chunk is checked (magic, sizes, checksum) but not decoded: the
+      // passes over the trace decode it, once each.
+      payload = read_payload(at, &count, &first, &type, &next, /*events_too=*/false);
     } catch (const TraceError& e) {
       bool truncated = std::string(e.what()).find("incomplete") != std::string::npos;
       problem_ = truncated ? "the trace ends without a footer (the program stopped before closing it): recovered " +
@@ -92,12 +88,8 @@ TraceReader::TraceReader(const std::string& path) : path_(path) {
     try {
       codec::Input input(payload.data(), payload.data() + payload.size());
       if (type == ChunkType::Events) {
-        ChunkInfo info{at, type, count, first};
-        for (auto& e : decode_events(info)) {
-          ++totals_.events;
-          ++totals_.by_kind[static_cast<std::size_t>(e.kind)];
-        }
-        event_chunks_.push_back(info);
+        event_chunks_.push_back({at, type, count, first});
+        totals_.events += count;
       } else if (type == ChunkType::Strings) {
         std::uint64_t id = input.varint();
         if (id != strings_.size()) throw TraceError("string table out of order");
@@ -139,7 +131,7 @@ TraceReader::TraceReader(const std::string& path) : path_(path) {
         t.events = input.varint();
         for (auto& k : t.by_kind) k = input.varint();
         footer_ = t;
-        if (t != totals_)
+        if (t.events != totals_.events)
           problem_ = "the footer counts " + std::to_string(t.events) + " events but " + std::to_string(totals_.events) +
                      " were read";
         return;
@@ -154,10 +146,10 @@ TraceReader::TraceReader(const std::string& path) : path_(path) {
 }
 
 std::string TraceReader::read_payload(std::uint64_t at, std::uint32_t* count, std::uint64_t* first, ChunkType* type,
-                                      std::uint64_t* next) const {
-  const std::size_t n = data_.size();
+                                      std::uint64_t* next, bool events_too) const {
+  const std::size_t n = data_->size();
   if (at + kChunkHeaderSize > n) throw TraceError("incomplete chunk header");
-  const char* p = data_.data() + at;
+  const char* p = data_->data() + at;
   if (get<std::uint32_t>(p) != kChunkMagic)
     throw TraceError("corrupt chunk at offset " + std::to_string(at) + " (bad chunk magic)");
   auto t = get<std::uint8_t>(p + 4);
@@ -175,6 +167,7 @@ std::string TraceReader::read_payload(std::uint64_t at, std::uint32_t* count, st
     throw TraceError("corrupt chunk at offset " + std::to_string(at) + " (unknown chunk type " + std::to_string(t) + ")");
   *type = static_cast<ChunkType>(t);
   *next = at + kChunkHeaderSize + stored_size;
+  if (*type == ChunkType::Events && !events_too) return {};
   if (codec_id == kCodecNone) {
     if (raw_size != stored_size) throw TraceError("corrupt chunk at offset " + std::to_string(at) + " (size mismatch)");
     return std::string(payload, stored_size);
@@ -189,29 +182,45 @@ std::string TraceReader::read_payload(std::uint64_t at, std::uint32_t* count, st
   return raw;
 }
 
-std::vector<Event> TraceReader::decode_events(const ChunkInfo& c) const {
+void TraceReader::decode_chunk(const ChunkInfo& c, const std::function<void(const Event&)>& visit) const {
   std::uint32_t count = 0;
   std::uint64_t first = 0, next = 0;
   ChunkType type{};
-  std::string raw = read_payload(c.offset, &count, &first, &type, &next);
+  std::string raw = read_payload(c.offset, &count, &first, &type, &next, true);
   codec::Input in(raw.data(), raw.data() + raw.size());
   codec::DeltaState st{first, 0};
-  std::vector<Event> out;
-  out.reserve(count);
-  for (std::uint32_t i = 0; i < count; ++i) out.push_back(codec::decode(in, st));
-  if (!in.done()) throw TraceError("trailing bytes after " + std::to_string(count) + " events");
-  return out;
+  Event e;  // reused: decode() clears what the previous event set
+  try {
+    for (std::uint32_t i = 0; i < count; ++i) {
+      codec::decode(in, st, e);
+      visit(e);
+    }
+    if (!in.done()) throw TraceError("trailing bytes after " + std::to_string(count) + " events");
+  } catch (const TraceError& err) {
+    throw TraceError(path_ + ": corrupt events chunk at offset " + std::to_string(c.offset) + " (" + err.what() + ")");
+  }
 }
 
 void TraceReader::for_each(const std::function<void(const Event&)>& visit) const {
-  for (auto& c : event_chunks_)
-    for (auto& e : decode_events(c)) visit(e);
+  for (auto& c : event_chunks_) decode_chunk(c, visit);
+}
+
+const TraceTotals& TraceReader::totals() const {
+  if (!by_kind_counted_) {
+    std::fill(totals_.by_kind.begin(), totals_.by_kind.end(), 0);
+    for_each([&](const Event& e) { ++totals_.by_kind[static_cast<std::size_t>(e.kind)]; });
+    by_kind_counted_ = true;
+  }
+  return totals_;
 }
 
 std::vector<Event> TraceReader::read_chunk(std::size_t i) const {
   if (i >= event_chunks_.size())
     throw TraceError("chunk " + std::to_string(i) + " out of range (" + std::to_string(event_chunks_.size()) + " chunks)");
-  return decode_events(event_chunks_[i]);
+  std::vector<Event> out;
+  out.reserve(event_chunks_[i].count);
+  decode_chunk(event_chunks_[i], [&](const Event& e) { out.push_back(e); });
+  return out;
 }
 
 const std::string& TraceReader::string(std::uint32_t id) const {

@@ -15,6 +15,7 @@
 namespace memlens::profiler {
 
 class Symbolizer;
+class MappedFile;
 
 class TraceReader {
  public:
@@ -45,18 +46,20 @@ class TraceReader {
   bool has_footer() const { return footer_.has_value(); }
   // The footer's totals, when it is there.
   const std::optional<TraceTotals>& footer_totals() const { return footer_; }
-  // Totals of the events that could be read.
-  const TraceTotals& totals() const { return totals_; }
+  // Totals of the events that could be read (per kind: counted on first call, one pass).
+  const TraceTotals& totals() const;
   // Why the trace is incomplete ("" when it is whole).
   const std::string& problem() const { return problem_; }
 
  private:
-  std::vector<Event> decode_events(const ChunkInfo& c) const;
+  // Decodes one events chunk; throws TraceError naming its offset if it is malformed.
+  void decode_chunk(const ChunkInfo& c, const std::function<void(const Event&)>& visit) const;
+  // Checks a chunk and returns its payload (for an events chunk only if `events_too`).
   std::string read_payload(std::uint64_t offset, std::uint32_t* count, std::uint64_t* first_time,
-                           ChunkType* type, std::uint64_t* next) const;
+                           ChunkType* type, std::uint64_t* next, bool events_too) const;
 
   std::string path_;
-  std::string data_;  // the whole file
+  std::unique_ptr<MappedFile> data_;  // the whole file, mapped
   TraceHeader header_;
   std::vector<ChunkInfo> event_chunks_;
   std::vector<std::string> strings_{""};
@@ -65,7 +68,8 @@ class TraceReader {
   std::vector<std::vector<std::uint64_t>> stacks_{{}};
   mutable std::unique_ptr<Symbolizer> symbolizer_;
   std::optional<TraceTotals> footer_;
-  TraceTotals totals_;
+  mutable TraceTotals totals_;
+  mutable bool by_kind_counted_ = false;
   std::string problem_;
 };
 
