@@ -38,6 +38,7 @@ struct App {
   std::string message;         // an error to show in a popup
   char open_path[1024] = {};
   bool open_dialog = false;
+  bool open_for_diff = false;  // the dialog opens the trace to compare with
 
   void apply_cursor_request() {
     if (cursor_request.empty() || trace.state() != TraceSession::State::Ready) return;
@@ -54,11 +55,12 @@ struct App {
   }
 
   void frame() {
-    for (const auto& p : dropped) trace.open(p), view.fit = true;
+    for (const auto& p : dropped) trace.open(p), diff.reset(), view.fit = true;
     dropped.clear();
     if (std::string e = trace.take_error(); !e.empty()) message = e;
     if (std::string e = other.take_error(); !e.empty()) message = e;
     apply_cursor_request();
+    view.generation = trace.generation() << 32 | other.generation();
     if (!diff && trace.state() == TraceSession::State::Ready && other.state() == TraceSession::State::Ready)
       diff = std::make_unique<analysis::ReportDiff>(analysis::diff_reports(trace.report(), other.report()));
 
@@ -69,7 +71,8 @@ struct App {
                  ImGuiWindowFlags_NoDecoration | ImGuiWindowFlags_MenuBar | ImGuiWindowFlags_NoBringToFrontOnFocus);
     if (ImGui::BeginMenuBar()) {
       if (ImGui::BeginMenu("File")) {
-        if (ImGui::MenuItem("Open...")) open_dialog = true;
+        if (ImGui::MenuItem("Open...")) open_dialog = true, open_for_diff = false;
+        if (ImGui::MenuItem("Compare with...")) open_dialog = true, open_for_diff = true;
         ImGui::EndMenu();
       }
       ImGui::TextDisabled("%s", trace.path().empty() ? "drop a .memtrace here, or File > Open" : trace.path().c_str());
@@ -78,7 +81,14 @@ struct App {
     if (open_dialog) ImGui::OpenPopup("Open trace"), open_dialog = false;
     if (ImGui::BeginPopupModal("Open trace", nullptr, ImGuiWindowFlags_AlwaysAutoResize)) {
       ImGui::InputText("path", open_path, sizeof open_path);
-      if (ImGui::Button("Open")) trace.open(open_path), view.fit = true, ImGui::CloseCurrentPopup();
+      if (ImGui::Button("Open")) {
+        if (open_for_diff) {
+          other.open(open_path), diff.reset(), view.tab = Tab::Diff, view.tab_requested = true;
+        } else {
+          trace.open(open_path), diff.reset(), view.fit = true;
+        }
+        ImGui::CloseCurrentPopup();
+      }
       ImGui::SameLine();
       if (ImGui::Button("Cancel")) ImGui::CloseCurrentPopup();
       ImGui::EndPopup();

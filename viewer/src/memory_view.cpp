@@ -35,7 +35,7 @@ std::string block_text(const analysis::MemoryAt& m, const analysis::BlockAt& b) 
 void draw_memory(TraceSession& s, ViewState& v) {
   const analysis::MemoryAt& m = s.memory_at(v.cursor_ns);
   static std::string kept;  // the clicked block's text
-  static std::uint64_t table_time = ~std::uint64_t{0};
+  static std::uint64_t table_time = ~std::uint64_t{0}, table_generation = 0;
   static TableModel live;
   ImGui::Text("at %.6f s", static_cast<double>(m.time_ns) / 1e9);
   if (m.devices.empty()) ImGui::TextUnformatted("nothing allocated at the cursor");
@@ -81,8 +81,8 @@ void draw_memory(TraceSession& s, ViewState& v) {
     if (ImGui::SmallButton("clear")) kept.clear();
     ImGui::Separator();
   }
-  if (table_time != m.time_ns) {  // the live table, by site and category
-    table_time = m.time_ns;
+  if (table_time != m.time_ns || table_generation != v.generation) {  // the live table, by site and category
+    table_time = m.time_ns, table_generation = v.generation;
     live.columns = {"site", "category", "bytes", "blocks"};
     live.numeric = {false, false, true, true};
     live.rows.clear();

@@ -24,6 +24,7 @@ struct ViewState {
   Tab tab = Tab::Memory;
   bool tab_requested = true;        // select `tab` on the next frame
   std::string source;               // "file:line" shown with its lines, "" for none
+  std::uint64_t generation = 0;     // changes whenever a trace (or the one compared) is read
 };
 
 ImU32 category_color(analysis::Category c);

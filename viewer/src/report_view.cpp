@@ -96,11 +96,11 @@ void draw_main_table(const char* id, TableModel& m, float height, ViewState& v) 
 }  // namespace
 
 void draw_report_tab(Tab t, const Report& r, ViewState& v, const ReportDiff* diff) {
-  static const Report* built_for = nullptr;
+  static std::uint64_t built_for = ~std::uint64_t{0};
   static std::unique_ptr<Tables> tables;
-  static const ReportDiff* diff_for = nullptr;
-  if (built_for != &r || !tables) tables = std::make_unique<Tables>(r), built_for = &r, diff_for = nullptr;
-  if (diff && diff_for != diff) tables->set_diff(*diff), diff_for = diff;
+  static bool has_diff = false;
+  if (built_for != v.generation || !tables) tables = std::make_unique<Tables>(r), built_for = v.generation, has_diff = false;
+  if (diff && !has_diff) tables->set_diff(*diff), has_diff = true;
   float h = ImGui::GetContentRegionAvail().y;
   ImGui::BeginChild("tables", ImVec2(ImGui::GetContentRegionAvail().x * 0.62f, 0));
   switch (t) {

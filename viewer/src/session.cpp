@@ -30,6 +30,7 @@ void TraceSession::load(std::string path) {
     reader_ = std::move(reader);
     report_ = std::move(report);
     at_.reset();
+    generation_.fetch_add(1, std::memory_order_acq_rel);
     state_.store(State::Ready, std::memory_order_release);
   } catch (const std::exception& e) {
     error_ = e.what();

@@ -28,6 +28,8 @@ class TraceSession {
   void wait();
 
   State state() const { return state_.load(std::memory_order_acquire); }
+  // Counts the traces read so far: views that cache what they drew compare it.
+  std::uint64_t generation() const { return generation_.load(std::memory_order_acquire); }
   double progress() const { return progress_.load(std::memory_order_relaxed); }
   const std::string& path() const { return state() == State::Loading ? pending_path_ : path_; }
   // Why the last open failed, once ("" otherwise). A failed open keeps the trace shown before.
@@ -44,6 +46,7 @@ class TraceSession {
   std::thread worker_;
   std::atomic<State> state_{State::Empty};
   std::atomic<double> progress_{0};
+  std::atomic<std::uint64_t> generation_{0};
   std::string path_, pending_path_, error_;  // shown, being opened, why it failed
   std::unique_ptr<profiler::TraceReader> reader_;
   std::unique_ptr<analysis::Report> report_;
