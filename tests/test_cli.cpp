@@ -46,6 +46,14 @@ TEST_CASE("memlens record: the trace, where it went and a three-line summary", "
   Run missing = run("record -o " + quote(path) + " -- /no/such/program");
   CHECK(missing.status == 2);
   CHECK(missing.out == "memlens: record: cannot run /no/such/program: No such file or directory\n");
+#ifdef MEMLENS_HAVE_CUPTI
+  // --cupti: the driver is told to load the collector, which writes the trace.
+  Run cupti = run("record --cupti -o " + quote(temp("env.memtrace")) + " -- /usr/bin/env");
+  CHECK(cupti.out.find("CUDA_INJECTION64_PATH=") != std::string::npos);
+  CHECK(cupti.out.find("libmemlens_cupti.so") != std::string::npos);
+  CHECK(cupti.out.find("MEMLENS_CUPTI_TRACE=" + temp("env.memtrace")) != std::string::npos);
+  CHECK(cupti.status == 2);  // env uses no CUDA: no trace
+#endif
   Run not_linked = run("record -o " + quote(temp("true.memtrace")) + " -- /bin/true");
   CHECK(not_linked.status == 2);
   CHECK(not_linked.out.find("wrote no trace to") != std::string::npos);

@@ -164,6 +164,14 @@ struct CheckCommand {
   }
 };
 
+// The CUPTI collector: in this build tree, else where it is installed.
+std::string cupti_library() {
+  std::error_code ec;
+  for (const char* candidate : {MEMLENS_CUPTI_BUILD_PATH, MEMLENS_CUPTI_INSTALL_PATH})
+    if (*candidate && std::filesystem::exists(candidate, ec)) return candidate;
+  throw UsageError("record: --cupti needs libmemlens_cupti.so, which this build does not have (no CUDA toolkit with CUPTI)");
+}
+
 int run_record(const RecordRequest& req) {
   RecordOutcome out = record_program(req);
   std::error_code ec;
@@ -206,6 +214,8 @@ int main(int argc, char** argv) {
   record->add_option("--stack-depth", rec.stack_depth, "deepest stack recorded (default 32)")->check(CLI::Range(1, 32));
   record->add_option("--device", rec.device, "what serves the program's cuda(): sim, cuda or cpu")
       ->check(CLI::IsMember({"sim", "cuda", "cpu", "auto"}));
+  bool cupti = false;
+  record->add_flag("--cupti", cupti, "record any CUDA program through CUPTI (segments, pool blocks, copies, memsets)");
   record->add_option("command", rec.command, "PROGRAM ARGS... (after --)")->required();
   record->positionals_at_end();
   record->footer("Example: memlens record -o lr.memtrace -- build/samples/linear_regression 100\n"
@@ -300,7 +310,10 @@ int main(int argc, char** argv) {
   }
 
   try {
-    if (record->parsed()) return run_record(rec);
+    if (record->parsed()) {
+      if (cupti) rec.cupti_library = cupti_library();
+      return run_record(rec);
+    }
     if (report->parsed()) return report_cmd.run();
     for (auto& [sub, cmd] : singles)
       if (sub->parsed()) return cmd->run();

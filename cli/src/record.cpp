@@ -30,7 +30,12 @@ RecordOutcome record_program(const RecordRequest& r) {
   if (pid < 0) throw UsageError(std::string("record: fork: ") + std::strerror(errno));
   if (pid == 0) {
     ::close(fds[0]);
-    setenv("MEMLENS_TRACE", out.trace.c_str(), 1);
+    if (r.cupti_library.empty()) {
+      setenv("MEMLENS_TRACE", out.trace.c_str(), 1);
+    } else {
+      setenv("CUDA_INJECTION64_PATH", r.cupti_library.c_str(), 1);
+      setenv("MEMLENS_CUPTI_TRACE", out.trace.c_str(), 1);
+    }
     if (r.stacks) setenv("MEMLENS_STACKS", "1", 1);
     if (r.stack_depth > 0) setenv("MEMLENS_STACK_DEPTH", std::to_string(r.stack_depth).c_str(), 1);
     if (!r.device.empty()) setenv("MEMLENS_DEVICE", r.device.c_str(), 1);

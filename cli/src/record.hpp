@@ -1,7 +1,9 @@
 #pragma once
 // `memlens record`: runs a program linked with the memlens runtime under its recorder,
 // through the environment the recorder reads at start (MEMLENS_TRACE, MEMLENS_STACKS,
-// MEMLENS_DEVICE), so the program needs no change.
+// MEMLENS_DEVICE), so the program needs no change. With CUPTI, any CUDA program: the
+// driver loads the collector named by CUDA_INJECTION64_PATH, which writes to
+// MEMLENS_CUPTI_TRACE.
 #include <string>
 #include <vector>
 
@@ -13,6 +15,7 @@ struct RecordRequest {
   bool stacks = false;
   int stack_depth = 0;               // 0 = the recorder's default
   std::string device;                // "" = the program's default
+  std::string cupti_library;         // set: record through CUPTI, injecting this library
 };
 
 struct RecordOutcome {
