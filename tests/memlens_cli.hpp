@@ -21,9 +21,10 @@ struct Run {
 
 inline std::string quote(const std::string& s) { return "'" + s + "'"; }
 
-inline Run run(const std::string& args) {
+// A shell command line, its output and exit status.
+inline Run run_command(const std::string& command_line) {
   Run r;
-  std::string cmd = quote(MEMLENS_BIN) + " " + args + " 2>&1";
+  std::string cmd = command_line + " 2>&1";
   FILE* p = popen(cmd.c_str(), "r");
   REQUIRE(p);
   char buf[4096];
@@ -32,6 +33,8 @@ inline Run run(const std::string& args) {
   r.status = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
   return r;
 }
+
+inline Run run(const std::string& args) { return run_command(quote(MEMLENS_BIN) + " " + args); }
 
 inline std::string temp(const std::string& name) { return "/tmp/memlens-cli-" + std::to_string(::getpid()) + "-" + name; }
 

@@ -34,15 +34,7 @@ Image load_png(const std::string& path) {
 }
 
 Run viewer(const std::string& args) {
-  std::string cmd = "xvfb-run -a -s '-screen 0 1920x1200x24' " + quote(VIEWER_BIN) + " " + args + " 2>&1";
-  Run r;
-  FILE* p = popen(cmd.c_str(), "r");
-  REQUIRE(p);
-  char buf[4096];
-  for (std::size_t n; (n = fread(buf, 1, sizeof buf, p)) > 0;) r.out.append(buf, n);
-  int st = pclose(p);
-  r.status = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
-  return r;
+  return run_command("xvfb-run -a -s '-screen 0 1920x1200x24' " + quote(VIEWER_BIN) + " " + args);
 }
 
 bool have_xvfb() { return std::system("command -v xvfb-run > /dev/null 2>&1") == 0; }

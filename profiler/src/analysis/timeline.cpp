@@ -55,20 +55,13 @@ class TimelineAnalysis final : public Analysis {
       gap.reserved_max = gap.reserved_last;
       ts.buckets.push_back(gap);
     }
-    if (ts.buckets.empty() || ts.buckets.back().time_ns != start) {
-      TimelineBucket b;
-      b.time_ns = start;
-      b.allocated_min = b.allocated_max = d.allocated;
-      b.reserved_max = d.reserved;
-      ts.buckets.push_back(b);
-    }
-    TimelineBucket& b = ts.buckets.back();
-    b.allocated_min = std::min(b.allocated_min, d.allocated);
-    b.allocated_max = std::max(b.allocated_max, d.allocated);
-    b.reserved_max = std::max(b.reserved_max, d.reserved);
-    b.allocated_last = d.allocated;
-    b.reserved_last = d.reserved;
-    b.category_last = d.by_category;
+    TimelineBucket now;  // this moment, as a bucket of its own
+    now.time_ns = start;
+    now.allocated_min = now.allocated_max = now.allocated_last = d.allocated;
+    now.reserved_max = now.reserved_last = d.reserved;
+    now.category_last = d.by_category;
+    if (ts.buckets.empty() || ts.buckets.back().time_ns != start) ts.buckets.push_back(now);
+    else absorb(ts.buckets.back(), now);
     if ((e.kind == EventKind::Alloc || e.kind == EventKind::FreeRequested) && s.block) {
       SiteId site = s.block->site;  // a free names the site of the block it frees
       auto it = d.by_site.find(site);
@@ -131,6 +124,16 @@ class TimelineAnalysis final : public Analysis {
     coarsen(ts);
   }
 
+  // `later` folded into `into`: extremes of both, the values at the end of `later`.
+  static void absorb(TimelineBucket& into, const TimelineBucket& later) {
+    into.allocated_min = std::min(into.allocated_min, later.allocated_min);
+    into.allocated_max = std::max(into.allocated_max, later.allocated_max);
+    into.reserved_max = std::max(into.reserved_max, later.reserved_max);
+    into.allocated_last = later.allocated_last;
+    into.reserved_last = later.reserved_last;
+    into.category_last = later.category_last;
+  }
+
   static void coarsen(TimelineSeries& ts) {
     ts.bucket_ns *= 2;
     std::vector<TimelineBucket> merged;
@@ -141,13 +144,7 @@ class TimelineAnalysis final : public Analysis {
         merged.back().time_ns = start;
         continue;
       }
-      TimelineBucket& m = merged.back();
-      m.allocated_min = std::min(m.allocated_min, b.allocated_min);
-      m.allocated_max = std::max(m.allocated_max, b.allocated_max);
-      m.reserved_max = std::max(m.reserved_max, b.reserved_max);
-      m.allocated_last = b.allocated_last;
-      m.reserved_last = b.reserved_last;
-      m.category_last = b.category_last;
+      absorb(merged.back(), b);
     }
     ts.buckets = std::move(merged);
   }
