@@ -100,6 +100,10 @@ TEST_CASE("memlens-viewer: a bad file is one line and exit 2, never a crash", "[
   Run r = viewer(quote(junk) + " --screenshot " + quote(temp("never.png")));
   CHECK(r.status == 2);
   CHECK(r.out.find("memlens-viewer: " + junk + ": not a memlens trace (bad magic)") != std::string::npos);
+  Run no_display = run_command("DISPLAY= " + quote(VIEWER_BIN) + " " + quote(junk));
+  CHECK(no_display.status == 2);
+  CHECK(std::count(no_display.out.begin(), no_display.out.end(), '\n') == 1);
+  CHECK(no_display.out.find("memlens-viewer: cannot open a window: ") == 0);
   Run bad_tab = viewer("--tab nowhere");
   CHECK(bad_tab.status == 2);
   CHECK(bad_tab.out.find("memlens-viewer: --tab: unknown tab 'nowhere'") != std::string::npos);

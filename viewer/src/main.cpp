@@ -29,6 +29,7 @@ namespace {
 constexpr Tab kTabs[] = {Tab::Memory, Tab::Leaks, Tab::Broadcast, Tab::Contiguity, Tab::Transfers, Tab::Churn, Tab::Diff};
 
 std::vector<std::string> dropped;  // paths dropped on the window, opened next frame
+std::string glfw_error;            // GLFW's last complaint, said within our own one line
 
 struct App {
   TraceSession trace, other;
@@ -200,16 +201,19 @@ int main(int argc, char** argv) {
   bool headless = !screenshot.empty() || frames > 0;
   auto start = std::chrono::steady_clock::now();
 
-  glfwSetErrorCallback([](int, const char* what) { std::fprintf(stderr, "memlens-viewer: GLFW: %s\n", what); });
+  glfwSetErrorCallback([](int, const char* what) {
+    glfw_error = what;
+    while (!glfw_error.empty() && glfw_error.back() == ' ') glfw_error.pop_back();
+  });
   if (!glfwInit()) {
-    std::fprintf(stderr, "memlens-viewer: cannot open a window (no display? run under xvfb-run)\n");
+    std::fprintf(stderr, "memlens-viewer: cannot open a window: %s (no display? run under xvfb-run)\n", glfw_error.c_str());
     return 2;
   }
   glfwWindowHint(GLFW_CONTEXT_VERSION_MAJOR, 3);
   glfwWindowHint(GLFW_CONTEXT_VERSION_MINOR, 0);
   GLFWwindow* window = glfwCreateWindow(width, height, "memlens-viewer", nullptr, nullptr);
   if (!window) {
-    std::fprintf(stderr, "memlens-viewer: cannot create an OpenGL 3 window\n");
+    std::fprintf(stderr, "memlens-viewer: cannot create an OpenGL 3 window: %s\n", glfw_error.c_str());
     glfwTerminate();
     return 2;
   }
