@@ -19,7 +19,6 @@
 #include "memlens/analysis/render.hpp"
 #include "memlens/analysis/replay_trace.hpp"
 #include "memlens/profiler/export.hpp"
-#include "memlens/runtime/memory.hpp"
 #include "memlens/runtime/memory_source.hpp"
 #include "record.hpp"
 #include "trace_input.hpp"
@@ -182,11 +181,11 @@ int run_record(const RecordRequest& req) {
   LoadedTrace t = load_trace(out.trace);
   const Report& r = t.report;
   std::printf("memlens: recorded %s (%s) to %s: %llu events, %s\n", req.command[0].c_str(), out.how.c_str(), out.trace.c_str(),
-              static_cast<unsigned long long>(r.events), format_bytes(static_cast<std::int64_t>(size)).c_str());
+              static_cast<unsigned long long>(r.events), bytes_text(size).c_str());
   std::string peaks;
   for (const auto& d : r.devices)
-    peaks += (peaks.empty() ? "" : "; ") + d.name + " " + format_bytes(static_cast<std::int64_t>(d.peak_allocated.allocated)) +
-             " allocated, " + format_bytes(static_cast<std::int64_t>(d.peak_reserved.reserved)) + " reserved";
+    peaks += (peaks.empty() ? "" : "; ") + d.name + " " + bytes_text(d.peak_allocated.allocated) +
+             " allocated, " + bytes_text(d.peak_reserved.reserved) + " reserved";
   std::printf("memlens: peak %s\n", peaks.empty() ? "none: no memory events" : peaks.c_str());
   std::string kinds;
   std::map<std::string, int> counts;
@@ -382,9 +381,9 @@ int main(int argc, char** argv) {
       write_file(base_out, baseline_json(b));
       std::printf("memlens: baseline of %s on %s written to %s: peak %s allocated, %s reserved, %s leaked\n",
                   base_file.c_str(), b.device.c_str(), base_out.c_str(),
-                  format_bytes(static_cast<std::int64_t>(b.peak_allocated)).c_str(),
-                  format_bytes(static_cast<std::int64_t>(b.peak_reserved)).c_str(),
-                  format_bytes(static_cast<std::int64_t>(b.leaked_bytes)).c_str());
+                  bytes_text(b.peak_allocated).c_str(),
+                  bytes_text(b.peak_reserved).c_str(),
+                  bytes_text(b.leaked_bytes).c_str());
       return kOk;
     }
     if (view->parsed()) {

@@ -4,7 +4,6 @@
 #include <map>
 #include <string>
 
-#include "memlens/runtime/memory.hpp"
 #include "panels.hpp"
 #include "table.hpp"
 
@@ -12,12 +11,13 @@ namespace memlens::viewer {
 
 namespace {
 
-std::string bytes(std::uint64_t b) { return format_bytes(static_cast<std::int64_t>(b)); }
+using analysis::bytes_text;
+
 
 std::string block_text(const analysis::MemoryAt& m, const analysis::BlockAt& b) {
   char head[160];
   std::snprintf(head, sizeof head, "block 0x%llx: %s (asked %s), stream %d, %s\nallocated at %.6f s",
-                static_cast<unsigned long long>(b.address), bytes(b.size).c_str(), bytes(b.requested).c_str(), b.stream,
+                static_cast<unsigned long long>(b.address), bytes_text(b.size).c_str(), bytes_text(b.requested).c_str(), b.stream,
                 std::string(profiler::category_name(b.category)).c_str(), static_cast<double>(b.time_ns) / 1e9);
   std::string out = head;
   out += "\nsite: " + (m.sites[b.site].location.empty() ? std::string("<unknown>") : m.sites[b.site].location);
@@ -43,8 +43,8 @@ void draw_memory(TraceSession& s, ViewState& v) {
   float width = ImGui::GetContentRegionAvail().x * 0.62f;
   ImGui::BeginChild("segments", ImVec2(width, 0), true);
   for (const auto& d : m.devices) {
-    ImGui::Text("%s: %s allocated, %s reserved, largest free block %s, %zu segments", d.name.c_str(), bytes(d.allocated).c_str(),
-                bytes(d.reserved).c_str(), bytes(d.largest_free_block).c_str(), d.segments.size());
+    ImGui::Text("%s: %s allocated, %s reserved, largest free block %s, %zu segments", d.name.c_str(), bytes_text(d.allocated).c_str(),
+                bytes_text(d.reserved).c_str(), bytes_text(d.largest_free_block).c_str(), d.segments.size());
     std::uint64_t largest = 1;
     for (const auto& seg : d.segments) largest = std::max(largest, seg.size);
     float bar_w = ImGui::GetContentRegionAvail().x - 8;
@@ -68,7 +68,7 @@ void draw_memory(TraceSession& s, ViewState& v) {
         if (ImGui::IsItemClicked()) kept = block_text(m, *hovered);
       } else if (ImGui::IsItemHovered()) {
         ImGui::SetTooltip("segment 0x%llx: %s, %zu live blocks", static_cast<unsigned long long>(seg.address),
-                          bytes(seg.size).c_str(), seg.blocks.size());
+                          bytes_text(seg.size).c_str(), seg.blocks.size());
       }
     }
     if (!d.loose.empty()) ImGui::Text("%zu blocks outside recorded segments", d.loose.size());
@@ -96,7 +96,7 @@ void draw_memory(TraceSession& s, ViewState& v) {
     for (auto& [k, g] : groups) {
       const auto& site = m.sites[k.first];
       live.rows.push_back({{site.location.empty() ? "<unknown>" : site.location,
-                            std::string(profiler::category_name(static_cast<analysis::Category>(k.second))), bytes(g.first),
+                            std::string(profiler::category_name(static_cast<analysis::Category>(k.second))), bytes_text(g.first),
                             std::to_string(g.second)},
                            {0, 0, static_cast<double>(g.first), static_cast<double>(g.second)},
                            0,

@@ -7,7 +7,6 @@
 #include <cmath>
 #include <cstdio>
 
-#include "memlens/runtime/memory.hpp"
 #include "panels.hpp"
 
 namespace memlens::viewer {
@@ -162,10 +161,10 @@ void draw_timeline(const analysis::Report& r, ViewState& v, float height) {
       dl->AddLine(ImVec2(xa, y_of(static_cast<double>(b.reserved_max))), ImVec2(xb, y_of(static_cast<double>(b.reserved_max))),
                   IM_COL32(255, 80, 80, 255), 1.5f);
     }
-    std::string label = (d < r.devices.size() ? r.devices[d].name : "") + "  max " +
-                        format_bytes(static_cast<std::int64_t>(max)) + " (red: reserved)";
+    std::string name;
     for (const auto& dev : r.devices)
-      if (dev.index == ts.device) label = dev.name + "  max " + format_bytes(static_cast<std::int64_t>(max)) + " (red: reserved)";
+      if (dev.index == ts.device) name = dev.name;
+    std::string label = name + "  max " + analysis::bytes_text(max) + " (red: reserved)";
     dl->AddText(ImVec2(origin.x + 4, y0 - h - 14), IM_COL32(230, 230, 230, 255), label.c_str());
   }
   // OOMs, then the cursor.

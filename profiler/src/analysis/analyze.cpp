@@ -17,7 +17,6 @@ namespace {
 using profiler::Event;
 using profiler::EventKind;
 
-std::string bytes(std::uint64_t b) { return format_bytes(static_cast<std::int64_t>(b)); }
 
 std::string shapes_text(const std::vector<ShapeRecord>& inputs) {
   std::string out;
@@ -40,50 +39,52 @@ void gather_findings(Report& r) {
   };
   for (const OomReport& o : r.fragmentation.ooms)
     add(FindingKind::Oom, o.site, o.requested,
-        "out of memory asking for " + bytes(o.requested) + ": " + bytes(o.device_free) + " free, " + bytes(o.reserved) +
-            " reserved, " + bytes(o.allocated) + " allocated, largest free block " + bytes(o.largest_free_block),
+        "out of memory asking for " + bytes_text(o.requested) + ": " + bytes_text(o.device_free) + " free, " + bytes_text(o.reserved) +
+            " reserved, " + bytes_text(o.allocated) + " allocated, largest free block " + bytes_text(o.largest_free_block),
         o.time_ns);
   for (const GrowthLeak& g : r.leaks.growth)
     add(FindingKind::Growth, g.site, g.last_bytes,
-        "live memory grows by " + bytes(static_cast<std::uint64_t>(g.bytes_per_step)) + " per step over " +
-            std::to_string(g.steps_observed) + " steps (" + bytes(g.first_bytes) + " -> " + bytes(g.last_bytes) +
+        "live memory grows by " + bytes_text(static_cast<std::uint64_t>(g.bytes_per_step)) + " per step over " +
+            std::to_string(g.steps_observed) + " steps (" + bytes_text(g.first_bytes) + " -> " + bytes_text(g.last_bytes) +
             "): something keeps every step's tensors alive",
         g.time_ns);
   for (const LeakGroup& l : r.leaks.alive_at_end)
     add(FindingKind::Leak, l.site, l.bytes,
-        bytes(l.bytes) + " in " + std::to_string(l.blocks) + (l.blocks == 1 ? " block" : " blocks") + " (" +
+        bytes_text(l.bytes) + " in " + std::to_string(l.blocks) + (l.blocks == 1 ? " block" : " blocks") + " (" +
             std::string(profiler::category_name(l.category)) + ") still alive at the end of the trace",
         l.time_ns);
   for (const BroadcastFinding& b : r.broadcast.findings)
     add(FindingKind::Broadcast, b.site, b.bytes,
         b.op + ": " + shapes_text(b.inputs) + " broadcast to " + shape_text(b.output) + ", " + factor_text(b.factor) +
-            " the largest input: " + bytes(b.bytes) + " each, " + times(b.count),
+            " the largest input: " + bytes_text(b.bytes) + " each, " + times(b.count),
         b.time_ns);
   for (const MaterializedExpand& m : r.broadcast.materialized)
     add(FindingKind::MaterializedExpand, m.site, m.bytes,
-        "a copy materialised an expanded tensor: " + bytes(m.bytes) + " from a " + bytes(m.source_bytes) + " block, " +
+        "a copy materialised an expanded tensor: " + bytes_text(m.bytes) + " from a " + bytes_text(m.source_bytes) + " block, " +
             times(m.count),
         m.time_ns);
   for (const LayoutCopy& c : r.contiguity.copies)
     add(FindingKind::LayoutCopy, c.site, c.bytes,
         std::string(profiler::copy_reason_name(c.reason)) + " copy of a non-contiguous input" +
-            (c.view_chain.empty() ? "" : " (after " + c.view_chain + ")") + ": " + times(c.count) + ", " + bytes(c.bytes) +
+            (c.view_chain.empty() ? "" : " (after " + c.view_chain + ")") + ": " + times(c.count) + ", " + bytes_text(c.bytes) +
             " in all",
         c.time_ns);
   for (const ResentTransfer& t : r.transfers.resent)
     add(FindingKind::ResentTransfer, t.site, t.bytes * t.times,
-        std::to_string(t.sources) + (t.sources == 1 ? " source" : " sources") + " of " + bytes(t.bytes) +
+        std::to_string(t.sources) + (t.sources == 1 ? " source" : " sources") + " of " + bytes_text(t.bytes) +
             " sent again and again, each in " + std::to_string(t.steps) + " steps (" + std::to_string(t.times) +
             " sends): move the data to the device once, before the loop",
         t.time_ns);
   for (const ChurnFinding& c : r.churn.findings)
     add(FindingKind::Churn, c.site, c.size,
-        "a fresh " + bytes(c.size) + " buffer every step (" + std::to_string(c.allocs) + " allocations in " +
+        "a fresh " + bytes_text(c.size) + " buffer every step (" + std::to_string(c.allocs) + " allocations in " +
             std::to_string(c.steps) + " steps): allocate it once and refill it with copy_",
         c.time_ns);
 }
 
 }  // namespace
+
+std::string bytes_text(std::uint64_t bytes) { return format_bytes(static_cast<std::int64_t>(bytes)); }
 
 std::string_view finding_kind_name(FindingKind k) {
   switch (k) {

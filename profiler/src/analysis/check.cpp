@@ -5,18 +5,16 @@
 #include <cstdio>
 
 #include "memlens/analysis/render.hpp"
-#include "memlens/runtime/memory.hpp"
 
 namespace memlens::analysis {
 
 namespace {
 
-std::string bytes(std::uint64_t b) { return format_bytes(static_cast<std::int64_t>(b)); }
 
 std::string over(std::uint64_t value, std::uint64_t limit) {
   char pct[32];
   std::snprintf(pct, sizeof pct, "%.1f%%", limit ? 100.0 * static_cast<double>(value - limit) / static_cast<double>(limit) : 100.0);
-  return bytes(value - limit) + " (" + pct + ")";
+  return bytes_text(value - limit) + " (" + pct + ")";
 }
 
 const DeviceReport* pick_device(const Report& r, const std::string& name) {
@@ -29,7 +27,7 @@ const DeviceReport* pick_device(const Report& r, const std::string& name) {
 std::vector<std::string> top_sites(const Report& r, const LiveAt& at, const std::string& base_dir) {
   std::vector<std::string> out;
   for (std::size_t i = 0; i < at.by_site.size() && i < 5; ++i)
-    out.push_back(bytes(at.by_site[i].bytes) + " at " + site_text(r.site(at.by_site[i].site), base_dir));
+    out.push_back(bytes_text(at.by_site[i].bytes) + " at " + site_text(r.site(at.by_site[i].site), base_dir));
   return out;
 }
 
@@ -44,8 +42,8 @@ std::vector<std::string> findings_of(const Report& r, Section s, const std::stri
 CheckVerdict limit(std::string name, const std::string& what, std::uint64_t value, std::uint64_t max,
                    std::vector<std::string> details) {
   CheckVerdict v{std::move(name), value <= max, "", {}};
-  if (v.passed) v.message = what + " is " + bytes(value) + ", within the limit of " + bytes(max);
-  else v.message = what + " is " + bytes(value) + ", " + over(value, max) + " over the limit of " + bytes(max), v.details = std::move(details);
+  if (v.passed) v.message = what + " is " + bytes_text(value) + ", within the limit of " + bytes_text(max);
+  else v.message = what + " is " + bytes_text(value) + ", " + over(value, max) + " over the limit of " + bytes_text(max), v.details = std::move(details);
   return v;
 }
 
@@ -133,7 +131,7 @@ std::vector<CheckVerdict> run_checks(const Report& r, const CheckLimits& l, cons
     CheckVerdict v{"no-leaks", found.empty(), "", {}};
     v.message = found.empty() ? "no leaks and no growing sites"
                               : std::to_string(found.size()) + " leak finding" + (found.size() == 1 ? "" : "s") + ", " +
-                                    bytes(r.leaks.leaked_bytes) + " alive at the end";
+                                    bytes_text(r.leaks.leaked_bytes) + " alive at the end";
     if (!v.passed) v.details = std::move(found);
     out.push_back(std::move(v));
   }
@@ -152,7 +150,7 @@ std::vector<CheckVerdict> run_checks(const Report& r, const CheckLimits& l, cons
       char tol[32];
       std::snprintf(tol, sizeof tol, "%g%%", l.tolerance * 100);
       CheckVerdict v{std::move(name), value <= allowed, "", {}};
-      std::string head = what + " is " + bytes(value) + " against a baseline of " + bytes(base);
+      std::string head = what + " is " + bytes_text(value) + " against a baseline of " + bytes_text(base);
       if (v.passed) v.message = head + " (tolerance " + tol + ")";
       else v.message = head + ": " + over(value, base) + " more, beyond the tolerance of " + tol, v.details = std::move(details);
       out.push_back(std::move(v));

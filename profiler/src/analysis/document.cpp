@@ -4,13 +4,11 @@
 #include <algorithm>
 #include <cstdio>
 
-#include "memlens/runtime/memory.hpp"
 
 namespace memlens::analysis {
 
 namespace {
 
-std::string bytes(std::uint64_t b) { return format_bytes(static_cast<std::int64_t>(b)); }
 std::string num(std::uint64_t n) {
   std::string s = std::to_string(n);
   for (int i = static_cast<int>(s.size()) - 3; i > 0; i -= 3) s.insert(static_cast<std::size_t>(i), ",");
@@ -57,8 +55,8 @@ class Layout {
     Table t{{"device", "peak allocated", "at", "peak reserved", "final allocated", "allocs", "OOMs"},
             {false, true, true, true, true, true, true}, -1, {}};
     for (const auto& d : r_.devices)
-      t.rows.push_back({d.name, bytes(d.peak_allocated.allocated), seconds(d.peak_allocated.time_ns),
-                        bytes(d.peak_reserved.reserved), bytes(d.final_allocated), num(d.allocs), num(d.ooms)});
+      t.rows.push_back({d.name, bytes_text(d.peak_allocated.allocated), seconds(d.peak_allocated.time_ns),
+                        bytes_text(d.peak_reserved.reserved), bytes_text(d.final_allocated), num(d.allocs), num(d.ooms)});
     b.parts.push_back({"", t, false});
     // The summary alone lists every finding; beside other sections, those sections' findings.
     bool alone = o_.sections.size() == 1;
@@ -75,16 +73,16 @@ class Layout {
     Block b{2, "peak", {}};
     for (const auto& d : r_.devices) {
       const LiveAt& p = d.peak_allocated;
-      b.parts.push_back({d.name + ": allocated peaked at " + bytes(p.allocated) + " at " + seconds(p.time_ns) + " (" +
-                             bytes(p.reserved) + " reserved); reserved peaked at " + bytes(d.peak_reserved.reserved) +
+      b.parts.push_back({d.name + ": allocated peaked at " + bytes_text(p.allocated) + " at " + seconds(p.time_ns) + " (" +
+                             bytes_text(p.reserved) + " reserved); reserved peaked at " + bytes_text(d.peak_reserved.reserved) +
                              " at " + seconds(d.peak_reserved.time_ns),
                          {}, false});
       Table cats{{"category", "bytes", "share", "blocks"}, {false, true, true, true}, -1, {}};
       for (const auto& c : p.by_category)
-        cats.rows.push_back({std::string(profiler::category_name(c.category)), bytes(c.bytes), percent(c.bytes, p.allocated), num(c.blocks)});
+        cats.rows.push_back({std::string(profiler::category_name(c.category)), bytes_text(c.bytes), percent(c.bytes, p.allocated), num(c.blocks)});
       b.parts.push_back({"", cats, false});
       Table sites{{"site", "bytes", "share", "blocks"}, {false, true, true, true}, 0, {}};
-      for (const auto& s : p.by_site) sites.rows.push_back({site(s.site), bytes(s.bytes), percent(s.bytes, p.allocated), num(s.blocks)});
+      for (const auto& s : p.by_site) sites.rows.push_back({site(s.site), bytes_text(s.bytes), percent(s.bytes, p.allocated), num(s.blocks)});
       b.parts.push_back({"", sites, false});
     }
     return b;
@@ -93,13 +91,13 @@ class Layout {
   Block leaks() const {
     const LeakSection& l = r_.leaks;
     Block b{2, "leaks", {}};
-    b.parts.push_back({bytes(l.leaked_bytes) + " in " + num(l.leaked_blocks) + " blocks alive at the end and not expected to be (" +
-                           bytes(l.expected_bytes) + " of parameters, gradients, optimiser state and set-up also alive)",
+    b.parts.push_back({bytes_text(l.leaked_bytes) + " in " + num(l.leaked_blocks) + " blocks alive at the end and not expected to be (" +
+                           bytes_text(l.expected_bytes) + " of parameters, gradients, optimiser state and set-up also alive)",
                        {}, false});
     if (!l.alive_at_end.empty()) {
       Table t{{"site", "category", "bytes", "blocks"}, {false, false, true, true}, 0, {}};
       for (const auto& g : l.alive_at_end)
-        t.rows.push_back({site(g.site), std::string(profiler::category_name(g.category)), bytes(g.bytes), num(g.blocks)});
+        t.rows.push_back({site(g.site), std::string(profiler::category_name(g.category)), bytes_text(g.bytes), num(g.blocks)});
       b.parts.push_back({"", t, false});
     }
     if (l.growth.empty()) {
@@ -107,8 +105,8 @@ class Layout {
     } else {
       Table t{{"growing site", "per step", "steps", "first", "last"}, {false, true, true, true, true}, 0, {}};
       for (const auto& g : l.growth)
-        t.rows.push_back({site(g.site), bytes(static_cast<std::uint64_t>(g.bytes_per_step)), num(g.steps_observed),
-                          bytes(g.first_bytes), bytes(g.last_bytes)});
+        t.rows.push_back({site(g.site), bytes_text(static_cast<std::uint64_t>(g.bytes_per_step)), num(g.steps_observed),
+                          bytes_text(g.first_bytes), bytes_text(g.last_bytes)});
       b.parts.push_back({"", t, false});
     }
     return b;
@@ -118,20 +116,20 @@ class Layout {
     const BroadcastSection& s = r_.broadcast;
     Block b{2, "broadcast", {}};
     b.parts.push_back({num(s.broadcast_ops) + " ops broadcast; flagged: output at least " + fixed(s.threshold, "%g") +
-                           "x the largest input and at least " + bytes(s.floor_bytes),
+                           "x the largest input and at least " + bytes_text(s.floor_bytes),
                        {}, false});
     if (!s.findings.empty()) {
       Table t{{"site", "op", "inputs", "output", "factor", "bytes", "count"}, {false, false, false, false, true, true, true}, 0, {}};
       for (const auto& f : s.findings) {
         std::string in;
         for (std::size_t i = 0; i < f.inputs.size(); ++i) in += (i ? " " : "") + shape_text(f.inputs[i]);
-        t.rows.push_back({site(f.site), f.op, in, shape_text(f.output), fixed(f.factor, "%.1f"), bytes(f.bytes), num(f.count)});
+        t.rows.push_back({site(f.site), f.op, in, shape_text(f.output), fixed(f.factor, "%.1f"), bytes_text(f.bytes), num(f.count)});
       }
       b.parts.push_back({"", t, false});
     }
     if (!s.materialized.empty()) {
       Table t{{"materialised expand at", "bytes", "from", "count"}, {false, true, true, true}, 0, {}};
-      for (const auto& m : s.materialized) t.rows.push_back({site(m.site), bytes(m.bytes), bytes(m.source_bytes), num(m.count)});
+      for (const auto& m : s.materialized) t.rows.push_back({site(m.site), bytes_text(m.bytes), bytes_text(m.source_bytes), num(m.count)});
       b.parts.push_back({"", t, false});
     }
     return b;
@@ -140,12 +138,12 @@ class Layout {
   Block contiguity() const {
     const ContiguitySection& s = r_.contiguity;
     Block b{2, "contiguity", {}};
-    b.parts.push_back({num(s.count) + " copies made for layout, " + bytes(s.bytes) + " in all", {}, false});
+    b.parts.push_back({num(s.count) + " copies made for layout, " + bytes_text(s.bytes) + " in all", {}, false});
     if (!s.copies.empty()) {
       Table t{{"site", "reason", "after views", "count", "bytes"}, {false, false, false, true, true}, 0, {}};
       for (const auto& c : s.copies)
         t.rows.push_back({site(c.site), std::string(profiler::copy_reason_name(c.reason)), c.view_chain.empty() ? "-" : c.view_chain,
-                          num(c.count), bytes(c.bytes)});
+                          num(c.count), bytes_text(c.bytes)});
       b.parts.push_back({"", t, false});
     }
     return b;
@@ -154,22 +152,22 @@ class Layout {
   Block transfers() const {
     const TransferSection& s = r_.transfers;
     Block b{2, "transfers", {}};
-    b.parts.push_back({num(s.count) + " copies between devices, " + bytes(s.bytes) + " in all", {}, false});
+    b.parts.push_back({num(s.count) + " copies between devices, " + bytes_text(s.bytes) + " in all", {}, false});
     if (!s.sites.empty()) {
       Table t{{"site", "from", "to", "count", "bytes", "steps"}, {false, false, false, true, true, true}, 0, {}};
-      for (const auto& x : s.sites) t.rows.push_back({site(x.site), x.from, x.to, num(x.count), bytes(x.bytes), num(x.steps)});
+      for (const auto& x : s.sites) t.rows.push_back({site(x.site), x.from, x.to, num(x.count), bytes_text(x.bytes), num(x.steps)});
       b.parts.push_back({"", t, false});
     }
     if (s.per_step.size() > 1) {
       std::uint64_t most = 0, total = 0;
       for (const auto& p : s.per_step) most = std::max(most, p.bytes), total += p.bytes;
-      b.parts.push_back({"per step: " + bytes(total / s.per_step.size()) + " on average over " + num(s.per_step.size()) +
-                             " steps, at most " + bytes(most),
+      b.parts.push_back({"per step: " + bytes_text(total / s.per_step.size()) + " on average over " + num(s.per_step.size()) +
+                             " steps, at most " + bytes_text(most),
                          {}, false});
     }
     if (!s.resent.empty()) {
       Table t{{"resent from", "bytes each", "sources", "sends", "steps"}, {false, true, true, true, true}, 0, {}};
-      for (const auto& x : s.resent) t.rows.push_back({site(x.site), bytes(x.bytes), num(x.sources), num(x.times), num(x.steps)});
+      for (const auto& x : s.resent) t.rows.push_back({site(x.site), bytes_text(x.bytes), num(x.sources), num(x.times), num(x.steps)});
       b.parts.push_back({"", t, false});
     }
     return b;
@@ -181,15 +179,15 @@ class Layout {
     if (s.findings.empty()) b.parts.push_back({"no buffer is allocated afresh every step", {}, false});
     else {
       Table t{{"buffer allocated every step at", "size", "allocs", "steps"}, {false, true, true, true}, 0, {}};
-      for (const auto& c : s.findings) t.rows.push_back({site(c.site), bytes(c.size), num(c.allocs), num(c.steps)});
+      for (const auto& c : s.findings) t.rows.push_back({site(c.site), bytes_text(c.size), num(c.allocs), num(c.steps)});
       b.parts.push_back({"", t, false});
     }
     b.parts.push_back({num(s.temporary_count) + " temporaries (freed within " + num(s.window_events) + " events), " +
-                           bytes(s.temporary_bytes) + " in all",
+                           bytes_text(s.temporary_bytes) + " in all",
                        {}, false});
     if (!s.temporaries.empty()) {
       Table t{{"temporaries at", "count", "bytes"}, {false, true, true}, 0, {}};
-      for (const auto& x : s.temporaries) t.rows.push_back({site(x.site), num(x.count), bytes(x.bytes)});
+      for (const auto& x : s.temporaries) t.rows.push_back({site(x.site), num(x.count), bytes_text(x.bytes)});
       b.parts.push_back({"", t, false});
     }
     return b;
@@ -201,11 +199,11 @@ class Layout {
     Table t{{"device", "when", "at", "reserved", "allocated", "reserved/allocated", "largest free block"},
             {false, false, true, true, true, true, true}, -1, {}};
     for (const auto& p : s.points)
-      t.rows.push_back({device_name(p.device), p.when, seconds(p.time_ns), bytes(p.reserved), bytes(p.allocated),
-                        p.allocated ? fixed(p.reserved_over_allocated) : "-", bytes(p.largest_free_block)});
+      t.rows.push_back({device_name(p.device), p.when, seconds(p.time_ns), bytes_text(p.reserved), bytes_text(p.allocated),
+                        p.allocated ? fixed(p.reserved_over_allocated) : "-", bytes_text(p.largest_free_block)});
     b.parts.push_back({"", t, false});
     for (const auto& o : s.ooms)
-      b.parts.push_back({"OOM on " + device_name(o.device) + " at " + seconds(o.time_ns) + " asking for " + bytes(o.requested) +
+      b.parts.push_back({"OOM on " + device_name(o.device) + " at " + seconds(o.time_ns) + " asking for " + bytes_text(o.requested) +
                              " at " + site(o.site),
                          {}, true});
     return b;
@@ -225,7 +223,7 @@ class Layout {
         for (std::size_t j = i * n / w; j < (i + 1) * n / w; ++j) m = std::max(m, ts.buckets[j].allocated_max);
         line += bars[top ? std::min<std::uint64_t>(7, m * 8 / (top + 1)) : 0];
       }
-      b.parts.push_back({device_name(ts.device) + " allocated, 0 to " + bytes(top) + ": " + line, {}, false});
+      b.parts.push_back({device_name(ts.device) + " allocated, 0 to " + bytes_text(top) + ": " + line, {}, false});
     }
     return b;
   }
@@ -247,7 +245,7 @@ std::vector<Block> layout_report(const std::vector<Report>& reports, const Rende
       const Report& r = reports[i];
       const DeviceReport* d = r.main_device();
       t.rows.push_back({std::to_string(i), r.path, r.program.substr(r.program.rfind('/') + 1), d ? d->name : "-",
-                        d ? bytes(d->peak_allocated.allocated) : "-", d ? bytes(d->peak_reserved.reserved) : "-",
+                        d ? bytes_text(d->peak_allocated.allocated) : "-", d ? bytes_text(d->peak_reserved.reserved) : "-",
                         num(r.findings.size())});
     }
     ranks.parts.push_back({"", t, false});

@@ -26,6 +26,7 @@ struct SiteRef {
 using SiteId = std::uint32_t;
 
 std::string shape_text(const ShapeRecord& s);  // "[100, 1]"
+std::string bytes_text(std::uint64_t bytes);  // "39.06 KiB"
 std::uint64_t numel(const ShapeRecord& s);
 
 struct CategoryBytes {
