@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 #include <fstream>
+#include <set>
 #include <thread>
 
 using namespace memlens;
@@ -283,5 +284,120 @@ TEST_CASE("native stacks are recorded on allocations when asked") {
     for (auto& f : frames) found = found || ends_with(f.file, "tests/test_recorder.cpp");
   });
   CHECK(found);
+  std::remove(path.c_str());
+}
+
+TEST_CASE("every record kind comes back field by field - across many ring wraps") {
+  std::string path = temp_trace("fields");
+  start(path);
+  auto* sink = instrument::sink();
+  REQUIRE(sink);
+  const Device sim("sim");
+  // 8 dims is the most a record keeps; a 10-dim shape keeps its first 8.
+  instrument::Dims sizes{2, 3, 4, 5, 6, 7, 8, 9, 10, 11}, strides{11, 10, 9, 8, 7, 6, 5, 4, 3, 2};
+  instrument::Dims a{4, 1}, b{1, 5}, out{4, 5};
+  const instrument::Dims* inputs[] = {&a, &b, &a, &b, &a};
+  const int n = 60000;  // about ten rings of words
+  for (int i = 0; i < n; ++i) {
+    sink->on_view(1000 + static_cast<std::uint64_t>(i), 7, sim, ViewKind::Permute, ScalarType::Float64, sizes, strides, i);
+    sink->on_copy(kCPU, reinterpret_cast<const void*>(0x1000), sim, reinterpret_cast<const void*>(0x2000),
+                  static_cast<std::uint64_t>(i), CopyReason::Clone);
+    sink->on_op("test_op", inputs, 5, out, 80, sim, sink->now_ns(), true);
+    sink->on_category(static_cast<std::uint64_t>(i), sim, Category::Gradient);
+  }
+  stop();
+  TraceReader r(path);
+  REQUIRE(r.problem().empty());
+  int views = 0, copies = 0, ops = 0, categories = 0;
+  bool fields_ok = true;
+  std::uint64_t last_time = 0;
+  bool monotonic = true;
+  r.for_each([&](const Event& e) {
+    if (e.thread != 0) return;
+    monotonic = monotonic && e.time_ns >= last_time;
+    last_time = e.time_ns;
+    if (e.kind == EventKind::View && e.storage == 7) {
+      fields_ok = fields_ok && e.tensor == 1000 + static_cast<std::uint64_t>(views) && e.offset == views &&
+                  e.sub == static_cast<std::uint8_t>(ViewKind::Permute) &&
+                  e.dtype == static_cast<std::uint8_t>(ScalarType::Float64) && e.device == 1 && e.shape.ndim == 8 &&
+                  e.shape.dims[7] == 9 && e.strides.ndim == 8 && e.strides.dims[0] == 11 && e.strides.dims[7] == 4;
+      ++views;
+    } else if (e.kind == EventKind::Copy && e.sub == static_cast<std::uint8_t>(CopyReason::Clone)) {
+      fields_ok = fields_ok && e.size == static_cast<std::uint64_t>(copies) && e.address == 0x2000 &&
+                  e.address2 == 0x1000 && e.device == 1 && e.device2 == 0;
+      ++copies;
+    } else if (e.kind == EventKind::Op && r.string(e.name) == "test_op") {
+      fields_ok = fields_ok && e.n_inputs == 4 && e.inputs[1].ndim == 2 && e.inputs[1].dims[1] == 5 &&
+                  e.inputs[2].dims[0] == 4 && e.shape.ndim == 2 && e.shape.dims[1] == 5 && e.size == 80 && e.broadcast;
+      ++ops;
+    } else if (e.kind == EventKind::Category && e.sub == static_cast<std::uint8_t>(Category::Gradient)) {
+      fields_ok = fields_ok && e.storage == static_cast<std::uint64_t>(categories);
+      ++categories;
+    }
+  });
+  CHECK(views == n);
+  CHECK(copies == n);
+  CHECK(ops == n);
+  CHECK(categories == n);
+  CHECK(fields_ok);
+  CHECK(monotonic);
+  std::remove(path.c_str());
+}
+
+TEST_CASE("events of one runtime call share its timestamp - ops refresh it") {
+  std::string path = temp_trace("stamps");
+  Tensor x = rand({64, 64}).to(Device("sim"));
+  start(path);
+  Tensor y = x.mm(x).relu();
+  stop();
+  TraceReader r(path);
+  std::vector<Event> ops, before_mm_end, after_mm_end;  // sim allocations, by their place in the thread's order
+  r.for_each([&](const Event& e) {
+    if (e.kind == EventKind::Op) ops.push_back(e);
+    // (storage 0: the snapshot of memory allocated before recording began)
+    if (e.kind == EventKind::Alloc && e.device == 1 && e.storage != 0) (ops.empty() ? before_mm_end : after_mm_end).push_back(e);
+  });
+  REQUIRE(ops.size() == 2);
+  CHECK(r.string(ops[0].name) == "mm");
+  CHECK(r.string(ops[1].name) == "relu");
+  CHECK(ops[0].duration_ns > 0);  // a 64x64x64 product takes a measurable time
+  // mm's allocations are stamped with its call's start, relu's after mm ended.
+  std::uint64_t mm_start = ops[0].time_ns - ops[0].duration_ns;
+  REQUIRE_FALSE(before_mm_end.empty());
+  REQUIRE_FALSE(after_mm_end.empty());
+  for (const auto& e : before_mm_end) {
+    CHECK(e.time_ns + 1 >= mm_start);  // the same reading, up to rounding to ns
+    CHECK(e.time_ns <= mm_start + 1);
+  }
+  for (const auto& e : after_mm_end) CHECK(e.time_ns >= ops[0].time_ns);
+  CHECK(ops[1].time_ns - ops[1].duration_ns >= ops[0].time_ns);
+  std::remove(path.c_str());
+}
+
+TEST_CASE("the rings of threads that ended are freed once their events are in the trace", "[concurrency]") {
+  std::string path = temp_trace("retire");
+  start(path);
+  Tensor warm = empty({8}, Device("sim"));  // this thread's ring exists
+  flush();
+  std::size_t before = recorder_stats().thread_rings;
+  for (int t = 0; t < 32; ++t) {
+    std::thread th([] {
+      for (int i = 0; i < 100; ++i) Tensor a = empty({256}, Device("sim"));
+    });
+    th.join();
+  }
+  flush();
+  CHECK(recorder_stats().thread_rings == before);
+  stop();
+  TraceReader r(path);
+  std::set<std::uint32_t> threads;
+  std::uint64_t allocs = 0;
+  r.for_each([&](const Event& e) {
+    if (e.kind != EventKind::Alloc || e.requested != 1024) return;
+    ++allocs;
+    threads.insert(e.thread);
+  });
+  CHECK(allocs == 32 * 100);
+  CHECK(threads.size() == 32);  // every thread its own number, none reused
   std::remove(path.c_str());
 }

@@ -27,6 +27,7 @@
 #include "memlens/runtime/instrument.hpp"
 #include "memlens/runtime/memory_source.hpp"
 #include "module_map.hpp"
+#include "thread_ring.hpp"
 
 namespace memlens::profiler {
 
@@ -45,39 +46,8 @@ std::uint64_t steady_ns() {
       std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch()).count());
 }
 
-// One slot of a thread's ring: the event (times in raw ticks) plus what the writer thread
-// interns: the call-site address and an op or scope name with static lifetime.
-struct Slot {
-  static constexpr int kMaxFrames = 32;
-  Event event;
-  const void* site = nullptr;
-  const char* name = nullptr;
-  int depth = 0;  // native stack frames captured (MEMLENS_STACKS)
-  std::array<void*, kMaxFrames> frames;
-};
-
-// A single-producer, single-consumer ring owned by one recording thread.
-struct ThreadBuffer {
-  static constexpr std::size_t kCapacity = 4096;
-  explicit ThreadBuffer(std::uint32_t n) : number(n), slots(kCapacity) {}
-  std::uint32_t number;
-  std::vector<Slot> slots;
-  std::atomic<std::uint64_t> head{0};  // written by the owner
-  std::atomic<std::uint64_t> tail{0};  // written by the writer thread
-
-  // `wake` is called when the ring fills, so the writer drains it now, not at its next tick.
-  template <class Wake>
-  Slot& claim(Wake&& wake) {
-    std::uint64_t h = head.load(std::memory_order_relaxed);
-    if (h - tail.load(std::memory_order_acquire) >= kCapacity) {
-      wake();
-      // Full: wait for the writer rather than lose an event.
-      while (h - tail.load(std::memory_order_acquire) >= kCapacity) std::this_thread::yield();
-    }
-    return slots[h % kCapacity];
-  }
-  void publish() { head.store(head.load(std::memory_order_relaxed) + 1, std::memory_order_release); }
-};
+// Native stack frames an allocation event may carry (MEMLENS_STACK_DEPTH is clamped to it).
+constexpr int kMaxFrames = 32;
 
 // This thread's stack bounds, so the frame-pointer walk never reads outside it.
 struct StackBounds {
@@ -102,14 +72,14 @@ StackBounds thread_stack_bounds() {
 // Return addresses by walking the frame-pointer chain (memlens builds with
 // -fno-omit-frame-pointer): tens of nanoseconds where the unwinder takes microseconds.
 // A frame without a frame pointer ends the walk early; nothing outside the stack is read.
-int frame_pointer_backtrace(void** out, int max) {
+int frame_pointer_backtrace(std::uint64_t* out, int max) {
   static thread_local StackBounds bounds = thread_stack_bounds();
   auto* fp = static_cast<std::uintptr_t*>(__builtin_frame_address(0));
   int n = 0;
   while (n < max) {
     auto at = reinterpret_cast<std::uintptr_t>(fp);
     if (at < bounds.lo || at + 2 * sizeof(void*) > bounds.hi || (at & (sizeof(void*) - 1))) break;
-    void* ret = reinterpret_cast<void*>(fp[1]);
+    std::uint64_t ret = fp[1];
     if (!ret) break;
     out[n++] = ret;
     auto* next = reinterpret_cast<std::uintptr_t*>(fp[0]);
@@ -128,9 +98,35 @@ std::uint8_t device_index(const Device& d) {
   return 0;
 }
 
-void copy_dims(ShapeRecord& r, const instrument::Dims& dims) {
-  r.ndim = static_cast<std::uint8_t>(std::min<std::size_t>(dims.size(), ShapeRecord::kMaxDims));
-  for (std::size_t i = 0; i < r.ndim; ++i) r.dims[i] = dims[i];
+// A shape in a record: its length, then its dims (deeper tensors keep their first 8).
+std::uint64_t* put_dims(std::uint64_t* w, const instrument::Dims& dims) {
+  std::size_t n = std::min<std::size_t>(dims.size(), ShapeRecord::kMaxDims);
+  *w++ = n;
+  for (std::size_t i = 0; i < n; ++i) *w++ = static_cast<std::uint64_t>(dims[i]);
+  return w;
+}
+std::size_t dims_words(const instrument::Dims& dims) {
+  return 1 + std::min<std::size_t>(dims.size(), ShapeRecord::kMaxDims);
+}
+const std::uint64_t* get_dims(const std::uint64_t* w, ShapeRecord& r) {
+  r.ndim = static_cast<std::uint8_t>(*w++);
+  for (std::size_t i = 0; i < r.ndim; ++i) r.dims[i] = static_cast<std::int64_t>(*w++);
+  return w;
+}
+
+EventKind traced_kind(AllocatorEvent::Kind k) {
+  using K = AllocatorEvent::Kind;
+  switch (k) {
+    case K::SegmentAlloc: return EventKind::SegmentAlloc;
+    case K::SegmentFree: return EventKind::SegmentFree;
+    case K::Alloc: return EventKind::Alloc;
+    case K::FreeRequested: return EventKind::FreeRequested;
+    case K::FreeCompleted: return EventKind::FreeCompleted;
+    case K::SegmentAllocFailed: return EventKind::AllocFailed;
+    case K::Oom: return EventKind::Oom;
+    case K::AllocRetry: break;  // retries are counted by the statistics, not traced
+  }
+  return EventKind{};
 }
 
 class Recorder final : public instrument::Sink {
@@ -164,7 +160,7 @@ class Recorder final : public instrument::Sink {
     writer_->add_modules(loaded_modules());
     path_ = path;
     flush_interval_ = std::chrono::milliseconds(options.flush_interval_ms);
-    stack_depth_ = options.stacks ? std::clamp(options.stack_depth, 1, Slot::kMaxFrames) : 0;
+    stack_depth_ = options.stacks ? std::clamp(options.stack_depth, 1, kMaxFrames) : 0;
 
     calibrate();
     running_ = true;
@@ -172,24 +168,17 @@ class Recorder final : public instrument::Sink {
     // Memory allocated before recording began is not a ghost: describe it first.
     for (auto [alloc, dev] : {std::pair{&cpu, std::uint8_t{0}}, {&sim, std::uint8_t{1}}}) {
       for (const auto& seg : alloc->snapshot()) {
-        Slot& s = claim(local());
-        s.event = Event{};
-        s.event.kind = EventKind::SegmentAlloc;
-        fill_common(s.event, local(), dev);
-        s.event.address = seg.address, s.event.size = seg.size, s.event.stream = seg.stream;
-        s.event.sub = seg.pool == Pool::Large;
-        s.site = nullptr, s.name = nullptr, s.depth = 0;
-        local().publish();
-        for (const auto& b : seg.blocks) {
-          if (b.state != BlockSnapshot::State::Allocated) continue;
-          Slot& a = claim(local());
-          a.event = Event{};
-          a.event.kind = EventKind::Alloc;
-          fill_common(a.event, local(), dev);
-          a.event.address = b.address, a.event.address2 = seg.address, a.event.size = b.size;
-          a.event.requested = b.requested, a.event.stream = seg.stream;
-          a.site = nullptr, a.name = nullptr, a.depth = 0;
-          local().publish();
+        AllocatorEvent e{AllocatorEvent::Kind::SegmentAlloc};
+        e.pool = seg.pool, e.address = seg.address, e.size = static_cast<std::int64_t>(seg.size);
+        e.stream = seg.stream;
+        record_allocator(dev, EventKind::SegmentAlloc, e, 0, nullptr, false);
+        for (const auto& blk : seg.blocks) {
+          if (blk.state != BlockSnapshot::State::Allocated) continue;
+          AllocatorEvent a{AllocatorEvent::Kind::Alloc};
+          a.pool = seg.pool, a.address = blk.address, a.segment = seg.address;
+          a.size = static_cast<std::int64_t>(blk.size), a.requested = static_cast<std::int64_t>(blk.requested);
+          a.stream = seg.stream;
+          record_allocator(dev, EventKind::Alloc, a, 0, nullptr, false);
         }
       }
     }
@@ -231,135 +220,95 @@ class Recorder final : public instrument::Sink {
     flushed_cv_.wait(l, [&] { return flush_done_ >= want || stop_requested_; });
   }
 
-  // ---- the hot paths
+  // ---- the hot paths: each writes one record into this thread's ring (layouts in
+  // docs/architecture.md, "Recording"); decode() reads them back on the writer thread.
 
   void on_allocator(std::uint8_t device, const AllocatorEvent& a) {
-    using K = AllocatorEvent::Kind;
-    EventKind kind;
-    switch (a.kind) {
-      case K::SegmentAlloc: kind = EventKind::SegmentAlloc; break;
-      case K::SegmentFree: kind = EventKind::SegmentFree; break;
-      case K::Alloc: kind = EventKind::Alloc; break;
-      case K::FreeRequested: kind = EventKind::FreeRequested; break;
-      case K::FreeCompleted: kind = EventKind::FreeCompleted; break;
-      case K::SegmentAllocFailed: kind = EventKind::AllocFailed; break;
-      case K::Oom: kind = EventKind::Oom; break;
-      default: return;  // retries are counted by the statistics, not traced
-    }
-    ThreadBuffer& buf = local();
-    Slot& s = claim(buf);
-    Event& e = s.event;
-    e.kind = kind;
-    e.time_ns = ticks();
-    e.thread = buf.number;
-    e.device = device;
-    e.address = a.address;
-    e.size = static_cast<std::uint64_t>(a.size);
-    e.requested = static_cast<std::uint64_t>(a.requested);
-    e.stream = a.stream;
-    // Segment events carry the pool; an Alloc's `sub` is its category, told later by Category events.
-    bool segment = kind == EventKind::SegmentAlloc || kind == EventKind::SegmentFree;
-    e.sub = segment && a.pool == Pool::Large;
-    e.storage = kind == EventKind::Alloc || kind == EventKind::FreeRequested ? instrument::storage_in_flight() : 0;
-    e.address2 = a.segment;
-    e.free_bytes = static_cast<std::uint64_t>(a.device_free);
-    e.reserved = static_cast<std::uint64_t>(a.reserved);
-    e.allocated = static_cast<std::uint64_t>(a.allocated);
-    s.site = instrument::current_site();
-    s.name = nullptr;
-    bool wants_stack = kind == EventKind::Alloc || kind == EventKind::AllocFailed || kind == EventKind::Oom;
-    s.depth = stack_depth_ && wants_stack ? frame_pointer_backtrace(s.frames.data(), stack_depth_) : 0;
-    buf.publish();
+    EventKind kind = traced_kind(a.kind);
+    if (kind == EventKind{}) return;
+    bool block = kind == EventKind::Alloc || kind == EventKind::FreeRequested;
+    record_allocator(device, kind, a, block ? instrument::storage_in_flight() : 0, instrument::current_site(), true);
   }
 
   void on_view(std::uint64_t tensor, std::uint64_t storage, const Device& d, instrument::ViewKind kind, ScalarType dtype,
                const instrument::Dims& sizes, const instrument::Dims& strides, std::int64_t offset) override {
-    ThreadBuffer& buf = local();
-    Slot& s = claim(buf);
-    Event& e = s.event;
-    e.kind = EventKind::View;
-    fill_common(e, buf, device_index(d));
-    e.tensor = tensor, e.storage = storage, e.sub = static_cast<std::uint8_t>(kind), e.offset = offset;
-    e.dtype = static_cast<std::uint8_t>(dtype);
-    copy_dims(e.shape, sizes);
-    copy_dims(e.strides, strides);
-    s.site = instrument::current_site();
-    s.name = nullptr;
-    s.depth = 0;
-    buf.publish();
+    ThreadRing& ring = local();
+    std::size_t ndim = std::min<std::size_t>(sizes.size(), ShapeRecord::kMaxDims);
+    std::size_t n = 6 + 2 * ndim;
+    std::uint64_t* w = reserve(ring, n);
+    w[0] = RecordHeader{static_cast<std::uint8_t>(EventKind::View), device_index(d), static_cast<std::uint8_t>(kind),
+                        static_cast<std::uint8_t>(dtype), static_cast<std::uint16_t>(n),
+                        static_cast<std::uint16_t>(ndim)}.pack();
+    w[1] = stamp(ring);
+    w[2] = tensor, w[3] = storage, w[4] = static_cast<std::uint64_t>(offset);
+    w[5] = reinterpret_cast<std::uint64_t>(instrument::current_site());
+    for (std::size_t i = 0; i < ndim; ++i) {
+      w[6 + i] = static_cast<std::uint64_t>(sizes[i]);
+      w[6 + ndim + i] = static_cast<std::uint64_t>(i < strides.size() ? strides[i] : 0);
+    }
+    publish(ring, n);
   }
 
   void on_copy(const Device& src, const void* src_addr, const Device& dst, const void* dst_addr, std::uint64_t bytes,
                instrument::CopyReason reason) override {
-    ThreadBuffer& buf = local();
-    Slot& s = claim(buf);
-    Event& e = s.event;
-    e.kind = EventKind::Copy;
-    fill_common(e, buf, device_index(dst));
-    e.device2 = device_index(src);
-    e.address = reinterpret_cast<std::uint64_t>(dst_addr);
-    e.address2 = reinterpret_cast<std::uint64_t>(src_addr);
-    e.size = bytes;
-    e.sub = static_cast<std::uint8_t>(reason);
-    s.site = instrument::current_site();
-    s.name = nullptr;
-    s.depth = 0;
-    buf.publish();
+    ThreadRing& ring = local();
+    std::uint64_t* w = reserve(ring, 6);
+    w[0] = RecordHeader{static_cast<std::uint8_t>(EventKind::Copy), device_index(dst), static_cast<std::uint8_t>(reason),
+                        0, 6, device_index(src)}.pack();
+    w[1] = stamp(ring);
+    w[2] = reinterpret_cast<std::uint64_t>(dst_addr), w[3] = reinterpret_cast<std::uint64_t>(src_addr), w[4] = bytes;
+    w[5] = reinterpret_cast<std::uint64_t>(instrument::current_site());
+    publish(ring, 6);
   }
 
   void on_op(const char* name, const instrument::Dims* const* inputs, int n_inputs, const instrument::Dims& output,
              std::uint64_t output_bytes, const Device& d, std::uint64_t start, bool broadcasting) override {
-    ThreadBuffer& buf = local();
-    Slot& s = claim(buf);
-    Event& e = s.event;
-    e.kind = EventKind::Op;
-    fill_common(e, buf, device_index(d));
-    e.duration_ns = e.time_ns - start;  // in ticks until the writer converts it
-    e.n_inputs = static_cast<std::uint8_t>(std::min(n_inputs, 4));
+    ThreadRing& ring = local();
+    int n_in = std::min(n_inputs, 4);
+    std::size_t n = 6 + dims_words(output);
     std::int64_t largest = 0;
-    for (int i = 0; i < e.n_inputs; ++i) {
-      copy_dims(e.inputs[static_cast<std::size_t>(i)], *inputs[i]);
+    for (int i = 0; i < n_in; ++i) {
+      n += dims_words(*inputs[i]);
       std::int64_t numel = 1;
       for (auto v : *inputs[i]) numel *= v;
       largest = std::max(largest, numel);
     }
-    copy_dims(e.shape, output);
     std::int64_t out_numel = 1;
     for (auto v : output) out_numel *= v;
-    e.broadcast = broadcasting && e.n_inputs > 0 && out_numel > largest;
-    e.size = output_bytes;
-    s.site = instrument::current_site();
-    s.name = name;
-    s.depth = 0;
-    buf.publish();
+    bool broadcast = broadcasting && n_in > 0 && out_numel > largest;
+    std::uint64_t* w = reserve(ring, n);
+    w[0] = RecordHeader{static_cast<std::uint8_t>(EventKind::Op), device_index(d), 0, broadcast,
+                        static_cast<std::uint16_t>(n), static_cast<std::uint16_t>(n_in)}.pack();
+    w[1] = fresh_stamp(ring);  // the op's end: later events of this call are after it
+    w[2] = start, w[3] = reinterpret_cast<std::uint64_t>(name), w[4] = output_bytes;
+    w[5] = reinterpret_cast<std::uint64_t>(instrument::current_site());
+    std::uint64_t* p = put_dims(w + 6, output);
+    for (int i = 0; i < n_in; ++i) p = put_dims(p, *inputs[i]);
+    publish(ring, n);
   }
 
   void on_category(std::uint64_t storage, const Device& d, instrument::Category c) override {
-    ThreadBuffer& buf = local();
-    Slot& s = claim(buf);
-    s.event.kind = EventKind::Category;
-    fill_common(s.event, buf, device_index(d));
-    s.event.storage = storage;
-    s.event.sub = static_cast<std::uint8_t>(c);
-    s.site = nullptr;
-    s.name = nullptr;
-    s.depth = 0;
-    buf.publish();
+    ThreadRing& ring = local();
+    std::uint64_t* w = reserve(ring, 3);
+    w[0] = RecordHeader{static_cast<std::uint8_t>(EventKind::Category), device_index(d), static_cast<std::uint8_t>(c),
+                        0, 3, 0}.pack();
+    w[1] = stamp(ring);
+    w[2] = storage;
+    publish(ring, 3);
   }
 
-  std::uint64_t now_ns() override { return ticks(); }
+  // An op's start: the thread's latest timestamp within a call (the previous op's end, or
+  // the call's start), a fresh one outside any.
+  std::uint64_t now_ns() override { return stamp(local()); }
 
   void mark(EventKind kind, const char* name, std::uint64_t step_number) {
     if (!running_) return;
-    ThreadBuffer& buf = local();
-    Slot& s = claim(buf);
-    s.event.kind = kind;
-    fill_common(s.event, buf, 0);
-    s.event.step = step_number;
-    s.site = nullptr;
-    s.name = name;
-    s.depth = 0;
-    buf.publish();
+    ThreadRing& ring = local();
+    std::uint64_t* w = reserve(ring, 4);
+    w[0] = RecordHeader{static_cast<std::uint8_t>(kind), 0, 0, 0, 4, 0}.pack();
+    w[1] = ticks();
+    w[2] = reinterpret_cast<std::uint64_t>(name), w[3] = step_number;
+    publish(ring, 4);
   }
 
   // Scope names live as long as the recorder: the writer interns them later.
@@ -370,30 +319,151 @@ class Recorder final : public instrument::Sink {
 
   std::uint64_t next_step() { return ++steps_; }
 
+  RecorderStats stats() {
+    std::lock_guard lock(rings_mu_);
+    RecorderStats s;
+    s.thread_rings = rings_.size();
+    s.ring_waits = retired_waits_;
+    for (auto& r : rings_) s.ring_waits += r->waits();
+    return s;
+  }
+
  private:
-  // This thread's ring, registered on first use. Rings outlive their threads (the
-  // writer may still be draining them); they are kept for the process's lifetime.
-  ThreadBuffer& local() {
-    static thread_local ThreadBuffer* mine = nullptr;
+  void record_allocator(std::uint8_t device, EventKind kind, const AllocatorEvent& a, std::uint64_t storage,
+                        const void* site, bool may_stack) {
+    ThreadRing& ring = local();
+    bool failure = kind == EventKind::AllocFailed || kind == EventKind::Oom;
+    bool wants_stack = may_stack && stack_depth_ && (kind == EventKind::Alloc || failure);
+    std::size_t n = failure ? 12 : 9;
+    std::uint64_t* w = reserve(ring, n + (wants_stack ? static_cast<std::size_t>(stack_depth_) : 0));
+    int depth = wants_stack ? frame_pointer_backtrace(w + n, stack_depth_) : 0;
+    bool segment = kind == EventKind::SegmentAlloc || kind == EventKind::SegmentFree;
+    // Segment events carry the pool; an Alloc's category comes later, by Category events.
+    w[0] = RecordHeader{static_cast<std::uint8_t>(kind), device, segment && a.pool == Pool::Large, 0,
+                        static_cast<std::uint16_t>(n + static_cast<std::size_t>(depth)),
+                        static_cast<std::uint16_t>(depth)}.pack();
+    w[1] = stamp(ring);
+    w[2] = a.address, w[3] = static_cast<std::uint64_t>(a.size), w[4] = static_cast<std::uint64_t>(a.requested);
+    w[5] = a.segment, w[6] = storage, w[7] = reinterpret_cast<std::uint64_t>(site);
+    w[8] = static_cast<std::uint64_t>(static_cast<std::int64_t>(a.stream));
+    if (failure) {
+      w[9] = static_cast<std::uint64_t>(a.device_free), w[10] = static_cast<std::uint64_t>(a.reserved);
+      w[11] = static_cast<std::uint64_t>(a.allocated);
+    }
+    publish(ring, n + static_cast<std::size_t>(depth));
+  }
+
+  // Reads one record back into an Event (times still in ticks) and what the writer
+  // interns: the call site, the name, the native stack.
+  struct Decoded {
+    const void* site = nullptr;
+    const char* name = nullptr;
+    const std::uint64_t* frames = nullptr;
+    int depth = 0;
+  };
+  static Decoded decode(const std::uint64_t* w, const RecordHeader& h, Event& e) {
+    Decoded d;
+    e.kind = static_cast<EventKind>(h.kind);
+    e.device = h.device;
+    e.sub = h.sub;
+    e.time_ns = w[1];
+    switch (e.kind) {
+      case EventKind::SegmentAlloc: case EventKind::SegmentFree: case EventKind::Alloc:
+      case EventKind::FreeRequested: case EventKind::FreeCompleted: case EventKind::AllocFailed:
+      case EventKind::Oom: {
+        e.address = w[2], e.size = w[3], e.requested = w[4], e.address2 = w[5], e.storage = w[6];
+        d.site = reinterpret_cast<const void*>(w[7]);
+        e.stream = static_cast<std::int32_t>(static_cast<std::int64_t>(w[8]));
+        std::size_t n = 9;
+        if (e.kind == EventKind::AllocFailed || e.kind == EventKind::Oom) {
+          e.free_bytes = w[9], e.reserved = w[10], e.allocated = w[11];
+          n = 12;
+        }
+        d.frames = w + n, d.depth = h.extra;
+        break;
+      }
+      case EventKind::View: {
+        e.tensor = w[2], e.storage = w[3], e.offset = static_cast<std::int64_t>(w[4]);
+        d.site = reinterpret_cast<const void*>(w[5]);
+        e.dtype = h.flags;
+        e.shape.ndim = e.strides.ndim = static_cast<std::uint8_t>(h.extra);
+        for (std::size_t i = 0; i < h.extra; ++i) {
+          e.shape.dims[i] = static_cast<std::int64_t>(w[6 + i]);
+          e.strides.dims[i] = static_cast<std::int64_t>(w[6 + h.extra + i]);
+        }
+        break;
+      }
+      case EventKind::Copy:
+        e.address = w[2], e.address2 = w[3], e.size = w[4];
+        d.site = reinterpret_cast<const void*>(w[5]);
+        e.device2 = static_cast<std::uint8_t>(h.extra);
+        break;
+      case EventKind::Op: {
+        e.duration_ns = w[1] - std::min(w[1], w[2]);  // in ticks until the writer converts it
+        d.name = reinterpret_cast<const char*>(w[3]);
+        e.size = w[4];
+        d.site = reinterpret_cast<const void*>(w[5]);
+        e.broadcast = h.flags != 0;
+        e.n_inputs = static_cast<std::uint8_t>(h.extra);
+        const std::uint64_t* p = get_dims(w + 6, e.shape);
+        for (std::size_t i = 0; i < e.n_inputs; ++i) p = get_dims(p, e.inputs[i]);
+        break;
+      }
+      case EventKind::Category: e.storage = w[2]; break;
+      case EventKind::ScopeBegin: case EventKind::ScopeEnd: case EventKind::Step:
+        d.name = reinterpret_cast<const char*>(w[2]);
+        e.step = w[3];
+        break;
+    }
+    return d;
+  }
+
+  // This thread's ring, registered on first use. The writer frees it once the thread has
+  // ended (a pthread key's destructor runs after every thread_local destructor, so no
+  // event of the thread can follow) and its last events are in the trace. The main
+  // thread's ring lives for the process: static destructors may still record.
+  static inline thread_local ThreadRing* mine = nullptr;
+
+  ThreadRing& local() {
     if (mine) [[likely]]
       return *mine;
-    std::lock_guard lock(buffers_mu_);
-    buffers_.push_back(std::make_unique<ThreadBuffer>(static_cast<std::uint32_t>(buffers_.size())));
-    mine = buffers_.back().get();
+    std::lock_guard lock(rings_mu_);
+    rings_.push_back(std::make_unique<ThreadRing>(next_thread_++));
+    mine = rings_.back().get();
+    pthread_setspecific(retire_key_, mine);
     return *mine;
   }
 
-  Slot& claim(ThreadBuffer& buf) {
-    return buf.claim([this] {
-      wake_requested_.store(true, std::memory_order_release);
-      wake_.notify_one();
-    });
+  static void retire(void* ring) {
+    static_cast<ThreadRing*>(ring)->retire();
+    mine = nullptr;
   }
 
-  void fill_common(Event& e, const ThreadBuffer& buf, std::uint8_t device) {
-    e.time_ns = ticks();
-    e.thread = buf.number;
-    e.device = device;
+  std::uint64_t* reserve(ThreadRing& ring, std::size_t n) { return ring.reserve(n, [this] { wake_writer(); }); }
+  void publish(ThreadRing& ring, std::size_t n) { ring.publish(n, [this] { wake_writer(); }); }
+
+  void wake_writer() {
+    if (wake_requested_.load(std::memory_order_relaxed) || wake_requested_.exchange(true, std::memory_order_acq_rel))
+      return;
+    wake_.notify_one();
+  }
+
+  // One clock reading per event group (instrument::current_event_group): rdtsc costs more
+  // than the rest of an event (20 ns on a virtual machine), so the events of one runtime
+  // call share the thread's latest timestamp, which every op refreshes at its end.
+  static std::uint64_t stamp(ThreadRing& ring) {
+    std::uint64_t group = instrument::current_event_group();
+    if (group == 0) return ticks();
+    if (ring.stamp_group != group) {
+      ring.stamp_group = group;
+      ring.stamp_ticks = ticks();
+    }
+    return ring.stamp_ticks;
+  }
+  static std::uint64_t fresh_stamp(ThreadRing& ring) {
+    ring.stamp_group = instrument::current_event_group();
+    ring.stamp_ticks = ticks();
+    return ring.stamp_ticks;
   }
 
   void calibrate() {
@@ -409,37 +479,47 @@ class Recorder final : public instrument::Sink {
     return ns0_ + static_cast<std::uint64_t>(static_cast<double>(t - tick0_) * ns_per_tick_);
   }
 
-  // Moves every published event of every thread into the trace, in time order per
-  // thread; returns how many.
+  // Moves every published event of every thread into the trace, in order per thread, and
+  // frees the rings of threads that have ended; returns how many events.
   std::size_t drain() {
     std::size_t moved = 0;
-    std::vector<ThreadBuffer*> bufs;
+    std::vector<ThreadRing*> rings;
     {
-      std::lock_guard lock(buffers_mu_);
-      for (auto& b : buffers_) bufs.push_back(b.get());
+      std::lock_guard lock(rings_mu_);
+      for (auto& r : rings_) rings.push_back(r.get());
     }
-    for (ThreadBuffer* b : bufs) {
-      std::uint64_t head = b->head.load(std::memory_order_acquire);
-      std::uint64_t i = b->tail.load(std::memory_order_relaxed);
-      for (; i < head; ++i) {
-        // The slot is the writer's until the tail passes it: convert in place, no copy.
-        Slot& s = b->slots[i % ThreadBuffer::kCapacity];
-        Event& e = s.event;
+    std::vector<ThreadRing*> ended;
+    for (ThreadRing* ring : rings) {
+      bool retired = ring->retired();  // before draining: nothing is published after it
+      moved += ring->drain([&](const std::uint64_t* w, const RecordHeader& h) {
+        Event e;
+        Decoded d = decode(w, h, e);
+        e.thread = ring->number();
         if (e.kind == EventKind::Op)
           e.duration_ns = static_cast<std::uint64_t>(static_cast<double>(e.duration_ns) * ns_per_tick_);
         e.time_ns = to_ns(e.time_ns);
-        e.site = s.site ? writer_->intern_site_address(reinterpret_cast<std::uint64_t>(s.site)) : 0;
-        e.stack = s.depth > 0 ? writer_->intern_stack(s.frames.data(), s.depth) : 0;
-        if (s.name) {
-          auto [it, fresh] = name_ids_.emplace(s.name, 0);
-          if (fresh) it->second = writer_->intern_string(s.name);
+        e.site = d.site ? writer_->intern_site_address(reinterpret_cast<std::uint64_t>(d.site)) : 0;
+        if (d.depth > 0) {
+          std::array<const void*, kMaxFrames> frames;
+          for (int i = 0; i < d.depth; ++i) frames[static_cast<std::size_t>(i)] = reinterpret_cast<const void*>(d.frames[i]);
+          e.stack = writer_->intern_stack(frames.data(), d.depth);
+        }
+        if (d.name) {
+          auto [it, fresh] = name_ids_.emplace(d.name, 0);
+          if (fresh) it->second = writer_->intern_string(d.name);
           e.name = it->second;
         }
         writer_->write(e);
-        ++moved;
-        if ((i & 63) == 63) b->tail.store(i + 1, std::memory_order_release);  // room for a waiting producer
-      }
-      b->tail.store(i, std::memory_order_release);
+      });
+      if (retired) ended.push_back(ring);
+    }
+    if (!ended.empty()) {
+      std::lock_guard lock(rings_mu_);
+      std::erase_if(rings_, [&](const std::unique_ptr<ThreadRing>& r) {
+        if (std::find(ended.begin(), ended.end(), r.get()) == ended.end()) return false;
+        retired_waits_ += r->waits();
+        return true;
+      });
     }
     return moved;
   }
@@ -495,8 +575,15 @@ class Recorder final : public instrument::Sink {
   std::uint64_t flush_requested_ = 0, flush_done_ = 0;
   std::condition_variable flushed_cv_;
   std::chrono::milliseconds flush_interval_{100};
-  std::mutex buffers_mu_;
-  std::vector<std::unique_ptr<ThreadBuffer>> buffers_;
+  std::mutex rings_mu_;
+  std::vector<std::unique_ptr<ThreadRing>> rings_;
+  std::uint32_t next_thread_ = 0;
+  std::uint64_t retired_waits_ = 0;
+  pthread_key_t retire_key_ = [] {
+    pthread_key_t k;
+    pthread_key_create(&k, &Recorder::retire);
+    return k;
+  }();
   DeviceObserver observers_[2];
   std::vector<Allocator*> allocators_;
   std::mutex names_mu_;
@@ -538,6 +625,7 @@ void start(const std::string& path, const RecordOptions& options) { recorder().s
 void stop() { recorder().stop(); }
 void flush() { recorder().flush(); }
 bool recording() { return recorder().running(); }
+RecorderStats recorder_stats() { return recorder().stats(); }
 
 Scope::Scope(std::string_view name) : name_(recorder().keep_name(name)) {
   recorder().mark(EventKind::ScopeBegin, name_, 0);

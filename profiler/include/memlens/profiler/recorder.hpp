@@ -27,6 +27,13 @@ void start(const std::string& path, const RecordOptions& options = {});
 // Drains every thread's events, writes the footer and closes the file. No-op when idle.
 void stop();
 bool recording();
+// What the recorder holds now, for tests and diagnostics.
+struct RecorderStats {
+  std::size_t thread_rings = 0;  // one per recording thread still alive or not yet drained
+  std::uint64_t ring_waits = 0;  // times a thread found its ring full and waited for the writer
+};
+RecorderStats recorder_stats();
+
 // Blocks until every event recorded so far is in the file (and handed to the OS).
 void flush();
 

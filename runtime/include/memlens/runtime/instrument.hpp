@@ -39,6 +39,7 @@ namespace detail {
 inline std::atomic<Sink*> installed{nullptr};
 inline thread_local int api_depth = 0;
 inline thread_local const void* api_site = nullptr;
+inline thread_local std::uint64_t event_group = 0;  // see current_event_group()
 inline thread_local std::uint64_t storage_in_flight = 0;
 }  // namespace detail
 
@@ -52,7 +53,10 @@ inline const void* current_site() { return detail::api_site; }
 
 struct ApiEntry {
   explicit ApiEntry(const void* ret) {
-    if (detail::api_depth++ == 0) detail::api_site = ret;
+    if (detail::api_depth++ == 0) {
+      detail::api_site = ret;
+      ++detail::event_group;
+    }
   }
   ~ApiEntry() { --detail::api_depth; }
   ApiEntry(const ApiEntry&) = delete;
@@ -63,7 +67,10 @@ struct ApiEntry {
 // allocator observers can name it.
 inline std::uint64_t storage_in_flight() { return detail::storage_in_flight; }
 struct StorageInFlight {
-  explicit StorageInFlight(std::uint64_t id) : prev_(detail::storage_in_flight) { detail::storage_in_flight = id; }
+  explicit StorageInFlight(std::uint64_t id) : prev_(detail::storage_in_flight) {
+    detail::storage_in_flight = id;
+    if (detail::api_depth == 0) ++detail::event_group;
+  }
   ~StorageInFlight() { detail::storage_in_flight = prev_; }
   StorageInFlight(const StorageInFlight&) = delete;
   StorageInFlight& operator=(const StorageInFlight&) = delete;
@@ -71,6 +78,13 @@ struct StorageInFlight {
  private:
   std::uint64_t prev_;
 };
+
+// The events of one group are one moment to the trace, so the recorder reads its clock
+// once for them: an outermost runtime call, or one allocator operation outside any (a
+// tensor freed in user code). 0 when outside both: every event reads the clock.
+inline std::uint64_t current_event_group() {
+  return detail::api_depth || detail::storage_in_flight ? detail::event_group : 0;
+}
 
 }  // namespace memlens::instrument
 
