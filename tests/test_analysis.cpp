@@ -303,7 +303,26 @@ TEST_CASE("check: limits pass and fail with the figure, the excess and the sites
     CHECK(back.device == "sim:0");
     CHECK_THROWS_WITH(parse_baseline("{", "base.json"), "base.json: not a memlens baseline: not valid JSON");
     CHECK_THROWS_WITH(parse_baseline("{\"a\":1}", "base.json"), "base.json: not a memlens baseline: no \"memlens_baseline\" key");
-    CHECK_THROWS_WITH(parse_tolerance("5 percent"), "invalid tolerance '5 percent' (expected e.g. 5% or 0.05)");
+    CHECK_THROWS_WITH(parse_tolerance("5 percent"), "invalid tolerance '5 percent' (expected e.g. 5% or 0.05, from 0 to 10000%)");
+  }
+  SECTION("a gate that cannot be fooled: no NaN tolerance, no impossible baseline figure") {
+    for (const char* bad : {"nan", "NaN%", "inf", "-5%", "1e400", "0x10", " 5%", "20000%"})
+      CHECK_THROWS_WITH(parse_tolerance(bad), std::string("invalid tolerance '") + bad + "' (expected e.g. 5% or 0.05, from 0 to 10000%)");
+    CHECK(parse_tolerance("0") == 0);
+    CHECK(parse_tolerance("12.5%") == Approx(0.125));
+    auto with_peak = [](const char* peak) {
+      return std::string("{\"memlens_baseline\":1,\"device\":\"sim:0\",\"peak_allocated\":") + peak +
+             ",\"peak_reserved\":0,\"leaked_bytes\":0}";
+    };
+    CHECK(parse_baseline(with_peak("4096"), "b.json").peak_allocated == 4096);
+    CHECK_THROWS_WITH(parse_baseline(with_peak("-5"), "b.json"),
+                      "b.json: not a memlens baseline: \"peak_allocated\" is -5, not a whole number of bytes from 0 to 2^62");
+    CHECK_THROWS_WITH(parse_baseline(with_peak("1e300"), "b.json"),
+                      "b.json: not a memlens baseline: \"peak_allocated\" is 1e+300, not a whole number of bytes from 0 to 2^62");
+    CHECK_THROWS_WITH(parse_baseline(with_peak("1.5"), "b.json"),
+                      "b.json: not a memlens baseline: \"peak_allocated\" is 1.5, not a whole number of bytes from 0 to 2^62");
+    CHECK_THROWS_WITH(parse_baseline(with_peak("18446744073709551615"), "b.json"),
+                      "b.json: not a memlens baseline: \"peak_allocated\" is 18446744073709551615, not a whole number of bytes from 0 to 2^62");
   }
 }
 

@@ -185,7 +185,7 @@ TEST_CASE("memlens: bad input is one line and exit 2", "[cli]") {
 
   Run size = run("check " + quote(lr()) + " --max-peak 12XB");
   CHECK(size.status == 2);
-  CHECK(size.out == "memlens: --max-peak: invalid byte size '12XB' (unknown unit 'xb')\n");
+  CHECK(size.out == "memlens: --max-peak: invalid byte size '12XB' (unknown unit 'XB')\n");
 
   std::ofstream(junk) << "{ not json";
   Run base = run("check " + quote(lr()) + " --baseline " + quote(junk));

@@ -3,6 +3,7 @@
 #include <memlens/runtime.hpp>
 #include <memlens/runtime/direct_allocator.hpp>
 #include <memlens/runtime/memory_source.hpp>
+#include <memlens/common/number_text.hpp>
 
 using namespace memlens;
 

@@ -100,6 +100,7 @@ class TraceBuilder {
     return TraceReader(path_);
   }
   const std::string& path() const { return path_; }
+  TraceWriter& writer() { return writer_; }
 
  private:
   static TraceHeader header() {

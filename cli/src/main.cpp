@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <cstring>
 #include <map>
+#include <optional>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -14,6 +15,8 @@
 #include <sstream>
 
 #include "exit_codes.hpp"
+#include "flag_values.hpp"
+#include "output_file.hpp"
 #include "memlens/analysis/check.hpp"
 #include "memlens/analysis/diff.hpp"
 #include "memlens/analysis/render.hpp"
@@ -29,31 +32,10 @@ namespace {
 
 using namespace memlens::analysis;
 
-std::uint64_t parse_bytes_option(const std::string& flag, const std::string& text) {
-  try {
-    return parse_byte_size(text);
-  } catch (const std::exception& e) {
-    throw UsageError(flag + ": " + e.what());
-  }
-}
-
-std::string read_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw UsageError(path + ": cannot open: " + std::strerror(errno));
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
-void write_file(const std::string& path, const std::string& text) {
-  std::ofstream out(path, std::ios::binary | std::ios::trunc);
-  if (!out || !(out << text) || !out.flush()) throw UsageError(path + ": cannot write: " + std::strerror(errno));
-}
-
-// Where a command's document goes: stdout, or -o FILE.
-void emit(const std::string& output, const std::string& text) {
-  if (output.empty() || output == "-") std::fwrite(text.data(), 1, text.size(), stdout);
-  else write_file(output, text);
+// Writes a command's document and puts it in place.
+void emit(OutputFile& out, const std::string& text) {
+  if (!(out.stream() << text)) throw UsageError(out.path() + ": cannot write: " + std::strerror(errno));
+  out.commit();
 }
 
 bool color_wanted(const std::string& format, const std::string& output) {
@@ -63,20 +45,19 @@ bool color_wanted(const std::string& format, const std::string& output) {
 
 // Options shared by every command that analyses traces.
 struct AnalysisFlags {
-  double broadcast_factor = 4;
-  std::string broadcast_floor = "4KiB";
-  std::size_t top = 10;
+  std::string broadcast_factor = "4", broadcast_floor = "4KiB", top = "10";
   void add(CLI::App* c) {
-    c->add_option("--broadcast-factor", broadcast_factor, "flag ops whose output is this many times their largest input")
+    c->add_option("--broadcast-factor", broadcast_factor,
+                  "flag ops whose output is this many times their largest input (1 to 1e6)")
         ->capture_default_str();
     c->add_option("--broadcast-floor", broadcast_floor, "... and at least this large")->capture_default_str();
-    c->add_option("--top", top, "sites listed per table")->capture_default_str();
+    c->add_option("--top", top, "sites listed per table (1 to 100000)")->capture_default_str();
   }
   AnalysisOptions options() const {
     AnalysisOptions o;
-    o.broadcast_factor = broadcast_factor;
-    o.broadcast_floor = parse_bytes_option("--broadcast-floor", broadcast_floor);
-    o.top_sites = top;
+    o.broadcast_factor = real_flag("--broadcast-factor", broadcast_factor, 1, 1e6);
+    o.broadcast_floor = byte_flag("--broadcast-floor", broadcast_floor);
+    o.top_sites = count_flag("--top", top, 1, 100000);
     return o;
   }
 };
@@ -88,6 +69,7 @@ struct ReportCommand {
   std::vector<Section> fixed;  // a one-section command: summary, leaks, ...
 
   int run() const {
+    const AnalysisOptions options = flags.options();
     RenderOptions ro;
     ro.base_dir = working_dir();
     if (!fixed.empty()) {
@@ -106,11 +88,12 @@ struct ReportCommand {
       }
     }
     ro.color = color_wanted(format, output);
+    OutputFile out(output, files, "-o");
     std::vector<Report> reports;
-    for (const auto& f : files) reports.push_back(load_trace(f, flags.options()).report);
-    if (format == "json") emit(output, render_json(reports, ro));
-    else if (format == "markdown") emit(output, render_markdown(reports, ro));
-    else emit(output, render_text(reports, ro));
+    for (const auto& f : files) reports.push_back(load_trace(f, options).report);
+    if (format == "json") emit(out, render_json(reports, ro));
+    else if (format == "markdown") emit(out, render_markdown(reports, ro));
+    else emit(out, render_text(reports, ro));
     return kOk;
   }
 };
@@ -132,19 +115,26 @@ struct CheckCommand {
   int run() const {
     CheckLimits l;
     l.device = device;
-    if (!max_peak.empty()) l.max_peak = parse_bytes_option("--max-peak", max_peak);
-    if (!max_reserved.empty()) l.max_reserved = parse_bytes_option("--max-reserved", max_reserved);
-    if (!max_leaked.empty()) l.max_leaked = parse_bytes_option("--max-leaked", max_leaked);
+    if (!max_peak.empty()) l.max_peak = byte_flag("--max-peak", max_peak);
+    if (!max_reserved.empty()) l.max_reserved = byte_flag("--max-reserved", max_reserved);
+    if (!max_leaked.empty()) l.max_leaked = byte_flag("--max-leaked", max_leaked);
     l.no_leaks = no_leaks, l.no_broadcast = no_broadcast;
     try {
       l.tolerance = parse_tolerance(tolerance);
-      if (!baseline.empty()) l.baseline = parse_baseline(read_file(baseline), baseline);
+    } catch (const CheckError& e) {
+      throw UsageError(std::string("--tolerance: ") + e.what());
+    }
+    try {
+      if (!baseline.empty()) l.baseline = parse_baseline(read_input_file(baseline, kMaxBaselineFileBytes), baseline);
     } catch (const CheckError& e) {
       throw UsageError(e.what());
     }
     if (!l.max_peak && !l.max_reserved && !l.max_leaked && !l.no_leaks && !l.no_broadcast && !l.baseline)
       throw UsageError("check: nothing to check (give --max-peak, --max-reserved, --max-leaked, --no-leaks, --no-broadcast or --baseline)");
-    Report r = load_trace(file, flags.options()).report;
+    const AnalysisOptions options = flags.options();
+    std::optional<OutputFile> junit_out;
+    if (!junit.empty()) junit_out.emplace(junit, std::vector<std::string>{file, baseline}, "--junit");
+    Report r = load_trace(file, options).report;
     std::vector<CheckVerdict> verdicts;
     try {
       verdicts = run_checks(r, l, working_dir());
@@ -157,7 +147,7 @@ struct CheckCommand {
       std::printf("%s %s: %s\n", v.passed ? "PASS" : "FAIL", v.name.c_str(), v.message.c_str());
       for (const auto& d : v.details) std::printf("       %s\n", d.c_str());
     }
-    if (!junit.empty()) write_file(junit, junit_xml(file, verdicts));
+    if (junit_out) emit(*junit_out, junit_xml(file, verdicts));
     std::printf("memlens check: %s (%zu checks)\n", ok ? "passed" : "FAILED", verdicts.size());
     return ok ? kOk : kCheckFailed;
   }
@@ -317,23 +307,24 @@ int main(int argc, char** argv) {
     for (auto& [sub, cmd] : singles)
       if (sub->parsed()) return cmd->run();
     if (diff->parsed()) {
+      OutputFile out(diff_output, {diff_a, diff_b}, "-o");
       Report a = load_trace(diff_a).report, b = load_trace(diff_b).report;
       RenderOptions ro;
       ro.base_dir = working_dir();
       ro.color = color_wanted(diff_format, diff_output);
-      emit(diff_output, render_diff(diff_reports(a, b), diff_format, ro));
+      emit(out, render_diff(diff_reports(a, b), diff_format, ro));
       return kOk;
     }
     if (exp->parsed()) {
       if (export_chrome.empty() && export_json.empty()) throw UsageError("export: give --chrome OUT.json or --json OUT.json");
+      OutputFile out(export_chrome.empty() ? export_json : export_chrome, {export_file},
+                     export_chrome.empty() ? "--json" : "--chrome");
       auto reader = open_trace(export_file);
-      std::string out = export_chrome.empty() ? export_json : export_chrome;
-      std::ofstream f(out, std::ios::trunc);
-      if (!f) throw UsageError(out + ": cannot write: " + std::strerror(errno));
-      if (!export_chrome.empty()) profiler::export_chrome_trace(*reader, f);
-      else profiler::export_json_events(*reader, f);
-      if (!f.flush()) throw UsageError(out + ": cannot write: " + std::strerror(errno));
-      std::printf("memlens: wrote %s\n", out.c_str());
+      if (!export_chrome.empty()) profiler::export_chrome_trace(*reader, out.stream());
+      else profiler::export_json_events(*reader, out.stream());
+      out.commit();
+      warn_if_incomplete(*reader);
+      std::printf("memlens: wrote %s\n", out.is_stdout() ? "stdout" : out.path().c_str());
       return kOk;
     }
     if (rep->parsed()) {
@@ -343,8 +334,11 @@ int main(int argc, char** argv) {
       } catch (const std::exception& e) {
         throw UsageError(std::string("--alloc-conf: ") + e.what());
       }
+      std::optional<std::uint64_t> capacity;
+      if (!replay_capacity.empty()) capacity = byte_flag("--capacity", replay_capacity, kMinReplayCapacity);
       std::vector<profiler::ReplayRequest> requests;
-      std::string magic = read_file(replay_file).substr(0, 8);
+      std::string magic = read_input_file(replay_file, 8, /*prefix=*/true);
+      std::string announce;
       if (magic == std::string(profiler::kTraceMagic, 8)) {
         auto reader = open_trace(replay_file);
         std::string chosen;
@@ -355,8 +349,8 @@ int main(int argc, char** argv) {
         }
         for (const auto& d : reader->header().devices)
           if (d.name == chosen && d.capacity) o.capacity = d.capacity;
-        std::printf("replaying %zu requests of %s from %s\n", requests.size(), chosen.empty() ? "no device" : chosen.c_str(),
-                    replay_file.c_str());
+        announce = "replaying " + std::to_string(requests.size()) + " requests of " +
+                   (chosen.empty() ? std::string("no device") : chosen) + " from " + replay_file + "\n";
       } else {
         std::ifstream in(replay_file);
         try {
@@ -365,12 +359,14 @@ int main(int argc, char** argv) {
           throw UsageError(e.what());
         }
       }
-      if (!replay_capacity.empty()) o.capacity = parse_bytes_option("--capacity", replay_capacity);
-      std::fputs(profiler::format_replay(profiler::replay(requests, o), o).c_str(), stdout);
+      if (capacity) o.capacity = *capacity;
+      std::string result = profiler::format_replay(profiler::replay(requests, o), o);
+      std::fputs((announce + result).c_str(), stdout);
       return kOk;
     }
     if (check->parsed()) return check_cmd.run();
     if (base->parsed()) {
+      OutputFile out(base_out, {base_file}, "-o");
       Report r = load_trace(base_file).report;
       Baseline b;
       try {
@@ -378,7 +374,7 @@ int main(int argc, char** argv) {
       } catch (const CheckError& e) {
         throw UsageError(base_file + ": " + e.what());
       }
-      write_file(base_out, baseline_json(b));
+      emit(out, baseline_json(b));
       std::printf("memlens: baseline of %s on %s written to %s: peak %s allocated, %s reserved, %s leaked\n",
                   base_file.c_str(), b.device.c_str(), base_out.c_str(),
                   bytes_text(b.peak_allocated).c_str(),

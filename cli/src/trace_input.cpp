@@ -1,6 +1,12 @@
 #include "trace_input.hpp"
 
+#include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
 
 #include <cstdio>
 #include <filesystem>
@@ -13,9 +19,7 @@ std::unique_ptr<profiler::TraceReader> open_trace(const std::string& path) {
   std::error_code ec;
   if (std::filesystem::is_directory(path, ec)) throw UsageError(path + ": is a directory, not a trace");
   try {
-    auto r = std::make_unique<profiler::TraceReader>(path);
-    if (!r->problem().empty()) std::fprintf(stderr, "memlens: warning: %s\n", r->problem().c_str());
-    return r;
+    return std::make_unique<profiler::TraceReader>(path);
   } catch (const std::exception& e) {
     throw UsageError(e.what());
   }
@@ -39,8 +43,39 @@ LoadedTrace load_trace(const std::string& path, const analysis::AnalysisOptions&
     throw UsageError(path + ": " + e.what());
   }
   if (shown) std::fprintf(stderr, "\r\x1b[K");
+  warn_if_incomplete(*t.reader);
   t.report.path = path;
   return t;
+}
+
+void warn_if_incomplete(const profiler::TraceReader& trace) {
+  std::string problem = trace.problem();
+  if (!problem.empty()) std::fprintf(stderr, "memlens: warning: %s: %s\n", trace.path().c_str(), problem.c_str());
+}
+
+std::string read_input_file(const std::string& path, std::size_t max_bytes, bool prefix) {
+  int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
+  if (fd < 0) throw UsageError(path + ": cannot open: " + std::strerror(errno));
+  struct stat st {};
+  if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+    ::close(fd);
+    throw UsageError(path + ": cannot open: not a regular file");
+  }
+  if (!prefix && static_cast<std::uint64_t>(st.st_size) > max_bytes) {
+    ::close(fd);
+    throw UsageError(path + ": too large (" + std::to_string(st.st_size) + " bytes; at most " + std::to_string(max_bytes) + ")");
+  }
+  std::string out(std::min<std::uint64_t>(max_bytes, static_cast<std::uint64_t>(st.st_size)), '\0');
+  std::size_t got = 0;
+  while (got < out.size()) {
+    ssize_t n = ::read(fd, out.data() + got, out.size() - got);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) break;
+    got += static_cast<std::size_t>(n);
+  }
+  ::close(fd);
+  out.resize(got);
+  return out;
 }
 
 std::string working_dir() {

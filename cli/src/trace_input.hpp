@@ -1,6 +1,7 @@
 #pragma once
 // Opening traces for the commands: progress on stderr while reading (TTY only), a
 // warning for an incomplete trace, a UsageError for one that cannot be read at all.
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <vector>
@@ -15,7 +16,17 @@ struct LoadedTrace {
 };
 
 std::unique_ptr<profiler::TraceReader> open_trace(const std::string& path);
+// "memlens: warning: PATH: ..." on stderr when the trace could be read only in part. Call
+// after the passes: a pass can find a chunk that does not decode.
+void warn_if_incomplete(const profiler::TraceReader& trace);
 LoadedTrace load_trace(const std::string& path, const analysis::AnalysisOptions& options = {});
+// Reads a small input (a baseline; with `prefix`, a file's first bytes to sniff its type).
+// Only a regular file is opened, without blocking, and at most `max_bytes` are read; more
+// is a UsageError unless `prefix`.
+std::string read_input_file(const std::string& path, std::size_t max_bytes, bool prefix = false);
+inline constexpr std::size_t kMaxBaselineFileBytes = 1 << 20;
+inline constexpr std::uint64_t kMinReplayCapacity = 1;
+
 // The working directory: sites under it are shown relative to it.
 std::string working_dir();
 

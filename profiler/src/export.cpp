@@ -23,29 +23,31 @@ json shape_json(const ShapeRecord& s) {
 
 void export_chrome_trace(const TraceReader& r, std::ostream& out) {
   json events = json::array();
-  std::map<std::uint8_t, std::int64_t> allocated, reserved;
+  // Unsigned: a crafted trace's sizes wrap instead of overflowing; a trace that frees what
+  // it never allocated shows as a negative counter, as the bytes say.
+  std::map<std::uint8_t, std::uint64_t> allocated, reserved;
   std::uint64_t t0 = 0;
   bool first = true;
   const auto pid = r.header().pid;
   r.for_each([&](const Event& e) {
     if (first) t0 = e.time_ns, first = false;
     double ts = static_cast<double>(e.time_ns - t0) / 1000.0;  // microseconds
-    auto counter = [&](const std::string& name, std::int64_t value) {
+    auto counter = [&](const std::string& name, std::uint64_t value) {
       events.push_back({{"name", name + " (" + device_name(r, e.device) + ")"}, {"ph", "C"}, {"ts", ts}, {"pid", pid},
-                        {"args", {{"bytes", value}}}});
+                        {"args", {{"bytes", static_cast<std::int64_t>(value)}}}});
     };
     switch (e.kind) {
       case EventKind::Alloc:
-        counter("allocated", allocated[e.device] += static_cast<std::int64_t>(e.size));
+        counter("allocated", allocated[e.device] += e.size);
         break;
       case EventKind::FreeRequested:
-        counter("allocated", allocated[e.device] -= static_cast<std::int64_t>(e.size));
+        counter("allocated", allocated[e.device] -= e.size);
         break;
       case EventKind::SegmentAlloc:
-        counter("reserved", reserved[e.device] += static_cast<std::int64_t>(e.size));
+        counter("reserved", reserved[e.device] += e.size);
         break;
       case EventKind::SegmentFree:
-        counter("reserved", reserved[e.device] -= static_cast<std::int64_t>(e.size));
+        counter("reserved", reserved[e.device] -= e.size);
         break;
       case EventKind::Oom:
         events.push_back({{"name", "OOM (" + device_name(r, e.device) + ")"}, {"ph", "i"}, {"s", "g"}, {"ts", ts},

@@ -1,5 +1,7 @@
 #include "memlens/profiler/replay.hpp"
 
+#include "memlens/common/number_text.hpp"
+
 #include <sstream>
 #include <unordered_map>
 
@@ -23,12 +25,10 @@ std::vector<std::string> fields_of(const std::string& line) {
 
 std::uint64_t parse_id(const std::string& text, const std::string& where) {
   try {
-    std::size_t used = 0;
-    auto v = std::stoull(text, &used);
-    if (used == text.size()) return v;
-  } catch (const std::exception&) {
+    return parse_count(text, 0, UINT64_MAX);
+  } catch (const NumberError&) {
+    throw ReplayError(where + ": bad id '" + text + "' (expected a non-negative integer)");
   }
-  throw ReplayError(where + ": bad id '" + text + "' (expected a non-negative integer)");
 }
 
 // Counts failed attempts as the allocator reports them.
@@ -58,7 +58,7 @@ std::vector<ReplayRequest> parse_replay(std::istream& in, const std::string& nam
       r.id = parse_id(f[1], where);
       try {
         r.bytes = parse_byte_size(f[2]);
-      } catch (const DeviceError& e) {
+      } catch (const NumberError& e) {
         throw ReplayError(where + ": " + e.what());
       }
       if (f.size() == 4) r.stream = static_cast<StreamId>(parse_id(f[3], where));

@@ -2,6 +2,9 @@
 
 #include <cxxabi.h>
 #include <elfutils/libdwfl.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <cstdlib>
 #include <string>
@@ -35,6 +38,19 @@ std::string demangle(const char* name) {
   return out;
 }
 
+// A trace names its modules by path, and a trace can come from anyone: only a regular
+// file is opened (O_NONBLOCK, so a FIFO or device named there cannot block), -1 otherwise.
+int open_module_file(const std::string& path) {
+  int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
+  if (fd < 0) return -1;
+  struct stat st {};
+  if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+    ::close(fd);
+    return -1;
+  }
+  return fd;
+}
+
 }  // namespace
 
 Symbolizer::Symbolizer(const std::vector<ModuleInfo>& modules) {
@@ -42,7 +58,11 @@ Symbolizer::Symbolizer(const std::vector<ModuleInfo>& modules) {
   if (!dwfl_) return;
   dwfl_report_begin(dwfl_);
   for (const auto& m : modules) {
-    Dwfl_Module* mod = dwfl_report_elf(dwfl_, m.path.c_str(), m.path.c_str(), -1, m.bias, false);
+    int fd = open_module_file(m.path);
+    if (fd < 0) continue;
+    // On success libdwfl keeps the descriptor and closes it at dwfl_end.
+    Dwfl_Module* mod = dwfl_report_elf(dwfl_, m.path.c_str(), m.path.c_str(), fd, m.bias, false);
+    if (!mod) ::close(fd);
     if (!mod || m.build_id.empty()) continue;
     // A different build of the file would give wrong lines: its addresses stay unresolved.
     const unsigned char* bits = nullptr;

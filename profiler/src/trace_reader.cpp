@@ -2,6 +2,7 @@
 
 #include <zstd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <nlohmann/json.hpp>
@@ -61,8 +62,14 @@ TraceReader::TraceReader(const std::string& path) : path_(path), data_(std::make
     throw TraceError(path + ": corrupt header: " + e.what());
   }
 
-  // Walk the chunks; anything after the last whole, valid chunk is reported, not read.
-  std::uint64_t at = 16 + json_len + 4;
+  scan_chunks(16 + json_len + 4);
+  readable_chunks_ = event_chunks_.size();
+}
+
+// Walks the chunks, verifying each checksum; anything after the last whole, valid chunk is
+// reported, not read.
+void TraceReader::scan_chunks(std::uint64_t at) {
+  const std::size_t n = data_->size();
   while (true) {
     if (at == n) {
       problem_ = "the trace ends without a footer (the program stopped before closing it): recovered " +
@@ -76,7 +83,7 @@ TraceReader::TraceReader(const std::string& path) : path_(path), data_(std::make
     try {
       // An events chunk is checked (magic, sizes, checksum) but not decoded: the
       // passes over the trace decode it, once each.
-      payload = read_payload(at, &count, &first, &type, &next, /*events_too=*/false);
+      payload = read_payload(at, &count, &first, &type, &next, /*events_too=*/false, /*verify=*/true);
     } catch (const TraceError& e) {
       bool truncated = std::string(e.what()).find("incomplete") != std::string::npos;
       problem_ = truncated ? "the trace ends without a footer (the program stopped before closing it): recovered " +
@@ -134,6 +141,8 @@ TraceReader::TraceReader(const std::string& path) : path_(path), data_(std::make
         if (t.events != totals_.events)
           problem_ = "the footer counts " + std::to_string(t.events) + " events but " + std::to_string(totals_.events) +
                      " were read";
+        else
+          problem_ = trailer_problem(at, next);
         return;
       }
     } catch (const TraceError& e) {
@@ -145,13 +154,64 @@ TraceReader::TraceReader(const std::string& path) : path_(path), data_(std::make
   }
 }
 
+std::string TraceReader::trailer_problem(std::uint64_t footer_offset, std::uint64_t after_footer) const {
+  const std::size_t n = data_->size();
+  const std::uint64_t want = after_footer + kTrailerSize;
+  if (n < want)
+    return "the trace's trailer is cut (" + std::to_string(n - after_footer) + " of " + std::to_string(kTrailerSize) +
+           " bytes after the footer); every chunk was read";
+  const char* t = data_->data() + after_footer;
+  if (get<std::uint64_t>(t) != footer_offset || std::memcmp(t + 8, kTrailerMagic, sizeof kTrailerMagic) != 0)
+    return "the trace's trailer is damaged (offset " + std::to_string(after_footer) + "); every chunk was read";
+  if (n > want) return std::to_string(n - want) + " bytes follow the trailer and were ignored";
+  return {};
+}
+
+namespace {
+
+// Decompresses a zstd payload into at most `raw_size` bytes, growing the buffer only as
+// real output arrives: a tiny file declaring a huge size costs what it really expands to.
+std::string decompress_bounded(const char* payload, std::size_t stored, std::size_t raw_size, std::uint64_t at) {
+  auto fail = [&](const std::string& why) {
+    return TraceError("corrupt chunk at offset " + std::to_string(at) + " (zstd: " + why + ")");
+  };
+  std::unique_ptr<ZSTD_DCtx, decltype(&ZSTD_freeDCtx)> ctx(ZSTD_createDCtx(), &ZSTD_freeDCtx);
+  if (!ctx) throw fail("cannot create a decompression context");
+  std::string out;
+  out.resize(std::min<std::size_t>(raw_size, stored * 8 + 4096));
+  ZSTD_inBuffer in{payload, stored, 0};
+  ZSTD_outBuffer o{out.data(), out.size(), 0};
+  while (true) {
+    std::size_t rc = ZSTD_decompressStream(ctx.get(), &o, &in);
+    if (ZSTD_isError(rc)) throw fail(ZSTD_getErrorName(rc));
+    if (rc == 0) break;  // the frame is complete
+    if (o.pos < o.size) {
+      if (in.pos == in.size) throw fail("payload ends inside its frame");
+      continue;
+    }
+    if (out.size() == raw_size) throw fail("more data than the declared " + std::to_string(raw_size) + " bytes");
+    out.resize(std::min<std::size_t>(raw_size, out.size() * 2));
+    o.dst = out.data();
+    o.size = out.size();
+  }
+  if (in.pos != in.size) throw fail("bytes after the frame");
+  if (o.pos != raw_size)
+    throw fail(std::to_string(o.pos) + " bytes where the chunk declares " + std::to_string(raw_size));
+  out.resize(o.pos);
+  return out;
+}
+
+}  // namespace
+
 std::string TraceReader::read_payload(std::uint64_t at, std::uint32_t* count, std::uint64_t* first, ChunkType* type,
-                                      std::uint64_t* next, bool events_too) const {
+                                      std::uint64_t* next, bool events_too, bool verify) const {
   const std::size_t n = data_->size();
   if (at + kChunkHeaderSize > n) throw TraceError("incomplete chunk header");
   const char* p = data_->data() + at;
-  if (get<std::uint32_t>(p) != kChunkMagic)
-    throw TraceError("corrupt chunk at offset " + std::to_string(at) + " (bad chunk magic)");
+  auto corrupt = [&](const std::string& why) {
+    return TraceError("corrupt chunk at offset " + std::to_string(at) + " (" + why + ")");
+  };
+  if (get<std::uint32_t>(p) != kChunkMagic) throw corrupt("bad chunk magic");
   auto t = get<std::uint8_t>(p + 4);
   auto codec_id = get<std::uint8_t>(p + 5);
   *count = get<std::uint32_t>(p + 8);
@@ -161,32 +221,33 @@ std::string TraceReader::read_payload(std::uint64_t at, std::uint32_t* count, st
   auto sum = get<std::uint32_t>(p + 28);
   if (at + kChunkHeaderSize + stored_size > n) throw TraceError("incomplete chunk payload");
   const char* payload = p + kChunkHeaderSize;
-  if (crc(payload, stored_size, crc(p + 4, 24)) != sum)
-    throw TraceError("corrupt chunk at offset " + std::to_string(at) + " (checksum mismatch)");
-  if (t < 1 || (t > 5 && t != 15))
-    throw TraceError("corrupt chunk at offset " + std::to_string(at) + " (unknown chunk type " + std::to_string(t) + ")");
+  if (verify && crc(payload, stored_size, crc(p + 4, 24)) != sum) throw corrupt("checksum mismatch");
+  if (!is_chunk_type(t)) throw corrupt("unknown chunk type " + std::to_string(t));
   *type = static_cast<ChunkType>(t);
+  // Every entry takes at least a byte, every event kMinEventBytes: a count the payload
+  // cannot hold is a lie, refused before anything is sized by it.
+  const std::uint64_t min_entry = *type == ChunkType::Events ? kMinEventBytes : 1;
+  if (static_cast<std::uint64_t>(*count) * min_entry > raw_size)
+    throw corrupt("declares " + std::to_string(*count) + " entries in " + std::to_string(raw_size) + " bytes");
+  if (raw_size > kMaxChunkRawBytes)
+    throw corrupt("declares " + std::to_string(raw_size) + " bytes, more than a chunk may hold (" +
+                  std::to_string(kMaxChunkRawBytes) + ")");
   *next = at + kChunkHeaderSize + stored_size;
   if (*type == ChunkType::Events && !events_too) return {};
   if (codec_id == kCodecNone) {
-    if (raw_size != stored_size) throw TraceError("corrupt chunk at offset " + std::to_string(at) + " (size mismatch)");
+    if (raw_size != stored_size) throw corrupt("size mismatch");
     return std::string(payload, stored_size);
   }
-  if (codec_id != kCodecZstd)
-    throw TraceError("corrupt chunk at offset " + std::to_string(at) + " (unknown codec " + std::to_string(codec_id) + ")");
-  std::string raw(raw_size, '\0');
-  std::size_t got = ZSTD_decompress(raw.data(), raw.size(), payload, stored_size);
-  if (ZSTD_isError(got) || got != raw_size)
-    throw TraceError("corrupt chunk at offset " + std::to_string(at) + " (zstd: " +
-                     (ZSTD_isError(got) ? ZSTD_getErrorName(got) : "size mismatch") + ")");
-  return raw;
+  if (codec_id != kCodecZstd) throw corrupt("unknown codec " + std::to_string(codec_id));
+  return decompress_bounded(payload, stored_size, raw_size, at);
 }
 
 void TraceReader::decode_chunk(const ChunkInfo& c, const std::function<void(const Event&)>& visit) const {
   std::uint32_t count = 0;
   std::uint64_t first = 0, next = 0;
   ChunkType type{};
-  std::string raw = read_payload(c.offset, &count, &first, &type, &next, true);
+  // The checksum was verified when the trace was opened; read_payload's errors name the chunk.
+  std::string raw = read_payload(c.offset, &count, &first, &type, &next, /*events_too=*/true, /*verify=*/false);
   codec::Input in(raw.data(), raw.data() + raw.size());
   codec::DeltaState st{first, 0};
   Event e;  // reused: decode() clears what the previous event set
@@ -197,12 +258,34 @@ void TraceReader::decode_chunk(const ChunkInfo& c, const std::function<void(cons
     }
     if (!in.done()) throw TraceError("trailing bytes after " + std::to_string(count) + " events");
   } catch (const TraceError& err) {
-    throw TraceError(path_ + ": corrupt events chunk at offset " + std::to_string(c.offset) + " (" + err.what() + ")");
+    throw TraceError("corrupt events chunk at offset " + std::to_string(c.offset) + " (" + err.what() + ")");
   }
 }
 
 void TraceReader::for_each(const std::function<void(const Event&)>& visit) const {
-  for (auto& c : event_chunks_) decode_chunk(c, visit);
+  const std::size_t readable = readable_chunks_.load();
+  std::uint64_t events = 0;
+  for (std::size_t i = 0; i < readable; ++i) {
+    try {
+      decode_chunk(event_chunks_[i], visit);
+    } catch (const TraceError& e) {
+      // The chunks before it stand; this one and the rest are left out of every pass.
+      std::lock_guard lock(problem_mutex_);
+      readable_chunks_ = std::min(readable_chunks_.load(), i);
+      problem_ = std::string(e.what()) + "; read " + count_text(events, i) + " before it";
+      return;
+    }
+    events += event_chunks_[i].count;
+  }
+}
+
+std::string TraceReader::problem() const {
+  std::lock_guard lock(problem_mutex_);
+  return problem_;
+}
+
+std::vector<ChunkInfo> TraceReader::chunks() const {
+  return {event_chunks_.begin(), event_chunks_.begin() + static_cast<std::ptrdiff_t>(readable_chunks_.load())};
 }
 
 const TraceTotals& TraceReader::totals() const {
@@ -215,10 +298,9 @@ const TraceTotals& TraceReader::totals() const {
 }
 
 std::vector<Event> TraceReader::read_chunk(std::size_t i) const {
-  if (i >= event_chunks_.size())
-    throw TraceError("chunk " + std::to_string(i) + " out of range (" + std::to_string(event_chunks_.size()) + " chunks)");
+  const std::size_t readable = readable_chunks_.load();
+  if (i >= readable) throw TraceError("chunk " + std::to_string(i) + " out of range (" + std::to_string(readable) + " chunks)");
   std::vector<Event> out;
-  out.reserve(event_chunks_[i].count);
   decode_chunk(event_chunks_[i], [&](const Event& e) { out.push_back(e); });
   return out;
 }
@@ -229,7 +311,6 @@ const std::string& TraceReader::string(std::uint32_t id) const {
 }
 
 TraceReader::~TraceReader() = default;
-TraceReader::TraceReader(TraceReader&&) noexcept = default;
 
 SiteInfo TraceReader::site(std::uint32_t id) const {
   if (id == 0 || id >= sites_.size()) return {};

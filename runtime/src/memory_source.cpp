@@ -1,5 +1,7 @@
 #include "memlens/runtime/memory_source.hpp"
 
+#include "memlens/common/number_text.hpp"
+
 #include <sys/mman.h>
 #include <unistd.h>
 
@@ -137,36 +139,12 @@ std::size_t SimSource::largest_free() const {
 
 // ---- configuration
 
-std::size_t parse_byte_size(const std::string& text) {
-  std::size_t i = 0;
-  while (i < text.size() && std::isdigit(static_cast<unsigned char>(text[i]))) ++i;
-  if (i == 0) throw DeviceError("invalid byte size '" + text + "' (expected e.g. 16GiB, 512MiB or 1048576)");
-  std::size_t number = 0;
-  try {
-    number = std::stoull(text.substr(0, i));
-  } catch (const std::exception&) {
-    throw DeviceError("invalid byte size '" + text + "' (number too large)");
-  }
-  std::string unit = text.substr(i);
-  for (auto& c : unit) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  std::size_t mult = 1;
-  if (unit.empty() || unit == "b") mult = 1;
-  else if (unit == "k" || unit == "kb" || unit == "kib") mult = std::size_t{1} << 10;
-  else if (unit == "m" || unit == "mb" || unit == "mib") mult = std::size_t{1} << 20;
-  else if (unit == "g" || unit == "gb" || unit == "gib") mult = std::size_t{1} << 30;
-  else if (unit == "t" || unit == "tb" || unit == "tib") mult = std::size_t{1} << 40;
-  else throw DeviceError("invalid byte size '" + text + "' (unknown unit '" + unit + "')");
-  if (number > std::numeric_limits<std::size_t>::max() / mult)
-    throw DeviceError("invalid byte size '" + text + "' (too large)");
-  return number * mult;
-}
-
 std::size_t sim_capacity_from_env() {
   const char* env = std::getenv("MEMLENS_SIM_MEMORY");
   if (!env || !*env) return std::size_t{16} << 30;
   try {
     return parse_byte_size(env);
-  } catch (const DeviceError& e) {
+  } catch (const NumberError& e) {
     throw DeviceError(std::string("MEMLENS_SIM_MEMORY: ") + e.what());
   }
 }

@@ -118,7 +118,6 @@ Report analyze(const profiler::TraceReader& trace, const AnalysisOptions& option
   r.program = trace.header().program;
   r.pid = trace.header().pid;
   r.notes = trace.header().notes;
-  r.problem = trace.problem();
 
   LiveMemory live(trace.header().devices.size());
   PassState s{trace, options, live};
@@ -146,6 +145,7 @@ Report analyze(const profiler::TraceReader& trace, const AnalysisOptions& option
     if (progress && (s.event_index & 0xffff) == 0) progress(s.event_index, total);
   });
   if (progress) progress(s.event_index, total);
+  r.problem = trace.problem();  // after the pass, which may have met a chunk that does not decode
   r.events = s.event_index;
   r.steps = s.step;
   r.duration_ns = first ? 0 : last_time - s.first_time_ns;

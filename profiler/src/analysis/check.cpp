@@ -5,10 +5,14 @@
 #include <cstdio>
 
 #include "memlens/analysis/render.hpp"
+#include "memlens/common/number_text.hpp"
 
 namespace memlens::analysis {
 
 namespace {
+
+constexpr std::uint64_t kMaxBaselineBytes = std::uint64_t{1} << 62;
+constexpr double kMaxTolerance = 100;  // 10000%: more is no gate at all
 
 
 std::string over(std::uint64_t value, std::uint64_t limit) {
@@ -90,9 +94,17 @@ Baseline parse_baseline(const std::string& text, const std::string& name) {
     Baseline b;
     b.program = j.value("program", "");
     b.device = j.at("device").get<std::string>();
-    b.peak_allocated = j.at("peak_allocated").get<std::uint64_t>();
-    b.peak_reserved = j.at("peak_reserved").get<std::uint64_t>();
-    b.leaked_bytes = j.at("leaked_bytes").get<std::uint64_t>();
+    // A gate is only as good as its baseline: a figure must be a whole, plausible number of bytes.
+    auto bytes = [&](const char* key) {
+      const auto& v = j.at(key);
+      if (!v.is_number_unsigned() || v.get<std::uint64_t>() > kMaxBaselineBytes)
+        throw CheckError(name + ": not a memlens baseline: \"" + key + "\" is " + v.dump() +
+                         ", not a whole number of bytes from 0 to 2^62");
+      return v.get<std::uint64_t>();
+    };
+    b.peak_allocated = bytes("peak_allocated");
+    b.peak_reserved = bytes("peak_reserved");
+    b.leaked_bytes = bytes("leaked_bytes");
     return b;
   } catch (const nlohmann::json::exception& e) {
     throw CheckError(name + ": not a memlens baseline: " + e.what());
@@ -100,17 +112,11 @@ Baseline parse_baseline(const std::string& text, const std::string& name) {
 }
 
 double parse_tolerance(const std::string& text) {
-  std::size_t used = 0;
-  double v = -1;
   try {
-    v = std::stod(text, &used);
-  } catch (const std::exception&) {
-    used = 0;
+    return parse_fraction(text, kMaxTolerance);
+  } catch (const NumberError&) {
+    throw CheckError("invalid tolerance '" + text + "' (expected e.g. 5% or 0.05, from 0 to 10000%)");
   }
-  bool pct = used > 0 && used + 1 == text.size() && text.back() == '%';
-  if (used == 0 || (used != text.size() && !pct) || v < 0)
-    throw CheckError("invalid tolerance '" + text + "' (expected e.g. 5% or 0.05)");
-  return pct ? v / 100 : v;
 }
 
 std::vector<CheckVerdict> run_checks(const Report& r, const CheckLimits& l, const std::string& base_dir) {

@@ -1,6 +1,7 @@
 #pragma once
 // Trace site ids mapped to a report's sites, resolving each once and merging ids that
-// resolve to the same line (several return addresses on one line are one site).
+// resolve to the same line (several return addresses on one line are one site). An id the
+// trace's table does not define is "no site": the cache is sized by the table, never by an id.
 #include <absl/container/flat_hash_map.h>
 
 #include <string>
@@ -15,8 +16,8 @@ class SiteTable {
  public:
   SiteTable(const profiler::TraceReader& trace, std::vector<SiteRef>& sites) : trace_(trace), sites_(sites) {}
   SiteId map(std::uint32_t id) {
-    if (id == 0) return 0;
-    if (id >= cache_.size()) cache_.resize(id + 1u, kUnmapped);
+    if (id == 0 || id >= trace_.site_count()) return 0;
+    if (id >= cache_.size()) cache_.resize(trace_.site_count(), kUnmapped);
     if (cache_[id] != kUnmapped) return cache_[id];
     profiler::SiteInfo info = trace_.site(id);
     SiteId out = 0;

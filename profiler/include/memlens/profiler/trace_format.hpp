@@ -17,6 +17,12 @@ inline constexpr std::uint32_t kChunkMagic = 0x4b4e4843;  // "CHNK"
 inline constexpr std::uint32_t kFormatVersion = 2;  // 2: views carry their dtype
 
 enum class ChunkType : std::uint8_t { Events = 1, Strings = 2, Sites = 3, Modules = 4, Stacks = 5, Footer = 15 };
+constexpr bool is_chunk_type(std::uint8_t t) { return (t >= 1 && t <= 5) || t == 15; }
+
+// Bounds a reader holds every file to, so memory follows the file's real content.
+inline constexpr std::uint32_t kMaxChunkRawBytes = 64u << 20;  // the writer's chunks stay far below
+inline constexpr std::uint32_t kMinEventBytes = 4;             // kind, time delta, thread, device
+inline constexpr std::size_t kTrailerSize = 16;                // footer offset u64, kTrailerMagic
 
 struct DeviceInfo {
   std::string name;  // "sim:0", "cuda:0", "cpu"

@@ -1,10 +1,13 @@
 #pragma once
 // Reads a .memtrace file: a streaming visitor over events in order, random access by
 // chunk, and the interned tables. A trace without footer (the program died) is read up
-// to its last whole chunk; a corrupt chunk ends the readable part. Both are reported by
-// problem(), never by a crash.
+// to its last whole chunk; a corrupt chunk ends the readable part, also one found only
+// when a pass decodes it (the chunks before it stay readable). Both are reported by
+// problem(), never by a crash. Checksums are verified once, when the file is opened.
+#include <atomic>
 #include <functional>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <vector>
@@ -23,12 +26,15 @@ class TraceReader {
   // (bad magic)") when the file cannot be a trace at all.
   explicit TraceReader(const std::string& path);
   ~TraceReader();
-  TraceReader(TraceReader&&) noexcept;
+  TraceReader(const TraceReader&) = delete;
+  TraceReader& operator=(const TraceReader&) = delete;
 
   const TraceHeader& header() const { return header_; }
+  const std::string& path() const { return path_; }
   // Every readable events chunk, in file order.
-  const std::vector<ChunkInfo>& chunks() const { return event_chunks_; }
-  // Calls `visit` for every event, in order.
+  std::vector<ChunkInfo> chunks() const;
+  // Calls `visit` for every event, in order. A chunk that does not decode ends this pass
+  // and every later one there; problem() then says where.
   void for_each(const std::function<void(const Event&)>& visit) const;
   // The events of one chunk (random access for a viewer's time window).
   std::vector<Event> read_chunk(std::size_t i) const;
@@ -37,6 +43,8 @@ class TraceReader {
   // A site with file, line and function, symbolising recorded code addresses with the
   // trace's module table on first use. {} for 0 or unknown.
   SiteInfo site(std::uint32_t id) const;
+  // Ids below this name a site of the trace's table (0 is "none").
+  std::size_t site_count() const { return sites_.size(); }
   // "file:line" of a site, "" when unknown.
   std::string site_location(std::uint32_t id) const;
   const std::vector<ModuleInfo>& modules() const { return modules_; }
@@ -49,14 +57,17 @@ class TraceReader {
   // Totals of the events that could be read (per kind: counted on first call, one pass).
   const TraceTotals& totals() const;
   // Why the trace is incomplete ("" when it is whole).
-  const std::string& problem() const { return problem_; }
+  std::string problem() const;
 
  private:
+  void scan_chunks(std::uint64_t offset);
+  // What is wrong with the trailer after the footer chunk, "" when it is whole.
+  std::string trailer_problem(std::uint64_t footer_offset, std::uint64_t after_footer) const;
   // Decodes one events chunk; throws TraceError naming its offset if it is malformed.
   void decode_chunk(const ChunkInfo& c, const std::function<void(const Event&)>& visit) const;
   // Checks a chunk and returns its payload (for an events chunk only if `events_too`).
   std::string read_payload(std::uint64_t offset, std::uint32_t* count, std::uint64_t* first_time,
-                           ChunkType* type, std::uint64_t* next, bool events_too) const;
+                           ChunkType* type, std::uint64_t* next, bool events_too, bool verify) const;
 
   std::string path_;
   std::unique_ptr<MappedFile> data_;  // the whole file, mapped
@@ -70,7 +81,9 @@ class TraceReader {
   std::optional<TraceTotals> footer_;
   mutable TraceTotals totals_;
   mutable bool by_kind_counted_ = false;
-  std::string problem_;
+  mutable std::atomic<std::size_t> readable_chunks_{0};  // event_chunks_ that decode (passes may find fewer)
+  mutable std::mutex problem_mutex_;
+  mutable std::string problem_;
 };
 
 }  // namespace memlens::profiler

@@ -84,7 +84,5 @@ class SimSource final : public MemorySource {
 // MEMLENS_SIM_MEMORY ("16GiB", "512MiB", "1073741824"); default 16 GiB. Throws DeviceError
 // on a malformed value.
 std::size_t sim_capacity_from_env();
-// Parses "16GiB", "512MB", "4096" into bytes; throws DeviceError naming the text.
-std::size_t parse_byte_size(const std::string& text);
 
 }  // namespace memlens

@@ -1,0 +1,178 @@
+// The real `memlens` binary against hostile input and careless output paths: it never
+// overwrites an input, never leaves a partial file, refuses numbers that would fool a
+// gate, validates before it prints, and never blocks on a FIFO.
+#include <sys/stat.h>
+
+#include <filesystem>
+
+#include "crafted_trace.hpp"
+#include "memlens_cli.hpp"
+#include "trace_builder.hpp"
+
+using namespace memlens::test;
+namespace fs = std::filesystem;
+
+namespace {
+
+const std::string& lr() { return recorded("lr", LINEAR_REGRESSION_BIN, "100"); }
+
+std::size_t lines(const std::string& s) { return static_cast<std::size_t>(std::count(s.begin(), s.end(), '\n')); }
+
+// Files in /tmp that OutputFile left behind for `name` (its temporaries are ".NAME.XXXXXX").
+std::size_t leftovers(const std::string& path) {
+  std::size_t n = 0;
+  std::string stem = "." + fs::path(path).filename().string() + ".";
+  for (const auto& e : fs::directory_iterator(fs::path(path).parent_path()))
+    if (e.path().filename().string().rfind(stem, 0) == 0) ++n;
+  return n;
+}
+
+}  // namespace
+
+TEST_CASE("memlens refuses to write over its own input, also through links", "[cli][hostile]") {
+  std::string in = temp("victim.memtrace");
+  fs::copy_file(lr(), in, fs::copy_options::overwrite_existing);
+  const std::string bytes = slurp(in);
+  std::string sym = temp("victim-link.json"), hard = temp("victim-hard.json");
+  fs::remove(sym), fs::remove(hard);
+  fs::create_symlink(in, sym);
+  fs::create_hard_link(in, hard);
+  const std::string q = quote(in);
+  struct Case {
+    std::string args, flag, out;
+  };
+  const Case cases[] = {
+      {"report " + q + " -o " + q, "-o", in},
+      {"baseline " + q + " -o " + q, "-o", in},
+      {"check " + q + " --max-peak 1GiB --junit " + q, "--junit", in},
+      {"diff " + q + " " + q + " -o " + q, "-o", in},
+      {"export " + q + " --json " + q, "--json", in},
+      {"export " + q + " --chrome " + q, "--chrome", in},
+  };
+  for (const auto& c : cases) {
+    Run r = run(c.args);
+    INFO(c.args << "\n" << r.out);
+    CHECK(r.status == 2);
+    CHECK(r.out == "memlens: " + c.flag + " " + c.out + ": is an input of this command; refusing to overwrite it\n");
+    CHECK(slurp(in) == bytes);
+  }
+  for (const auto& link : {sym, hard}) {
+    Run r = run("export " + q + " --chrome " + quote(link));
+    INFO(r.out);
+    CHECK(r.status == 2);
+    CHECK(r.out == "memlens: --chrome " + link + ": is the same file as the input " + in + "; refusing to overwrite it\n");
+    CHECK(slurp(in) == bytes);
+  }
+  CHECK(fs::is_symlink(sym));
+  fs::remove(sym), fs::remove(hard), fs::remove(in);
+}
+
+TEST_CASE("memlens writes outputs whole or not at all", "[cli][hostile]") {
+  std::string junk = temp("not-a-trace.memtrace"), out = temp("kept.txt");
+  write_bytes(junk, "not a trace at all");
+  for (const char* args : {"report %J -o %O", "export %J --json %O", "export %J --chrome %O", "baseline %J -o %O",
+                           "check %J --max-peak 1GiB --junit %O"}) {
+    write_bytes(out, "the old content");
+    std::string a = args;
+    a.replace(a.find("%J"), 2, quote(junk));
+    a.replace(a.find("%O"), 2, quote(out));
+    Run r = run(a);
+    INFO(a << "\n" << r.out);
+    CHECK(r.status == 2);
+    CHECK(lines(r.out) == 1);
+    CHECK(slurp(out) == "the old content");
+    CHECK(leftovers(out) == 0);
+  }
+  // A success replaces the file and keeps its mode.
+  chmod(out.c_str(), 0640);
+  Run ok = run("export " + quote(lr()) + " --json " + quote(out));
+  CHECK(ok.status == 0);
+  CHECK(slurp(out).find("\"kind\":\"alloc\"") != std::string::npos);
+  struct stat st {};
+  stat(out.c_str(), &st);
+  CHECK((st.st_mode & 0777) == 0640);
+  CHECK(leftovers(out) == 0);
+  fs::remove(junk), fs::remove(out);
+}
+
+TEST_CASE("memlens refuses numbers that would fool a gate, before any output", "[cli][hostile]") {
+  const std::string t = quote(lr());
+  const std::pair<std::string, std::string> cases[] = {
+      {"check " + t + " --max-peak 1GiB --tolerance nan",
+       "memlens: --tolerance: invalid tolerance 'nan' (expected e.g. 5% or 0.05, from 0 to 10000%)\n"},
+      {"report " + t + " --top -1", "memlens: --top: invalid count '-1' (expected a whole number from 1 to 100000)\n"},
+      {"report " + t + " --top 1e23", "memlens: --top: invalid count '1e23' (expected a whole number from 1 to 100000)\n"},
+      {"report " + t + " --top 100001", "memlens: --top: count '100001' out of range (expected from 1 to 100000)\n"},
+      {"leaks " + t + " --broadcast-factor nan",
+       "memlens: --broadcast-factor: number 'nan' out of range (expected from 1 to 1e+06)\n"},
+      {"report " + t + " --broadcast-factor -1",
+       "memlens: --broadcast-factor: number '-1' out of range (expected from 1 to 1e+06)\n"},
+      {"report " + t + " --broadcast-factor 1e400",
+       "memlens: --broadcast-factor: number '1e400' out of range (expected from 1 to 1e+06)\n"},
+      {"check " + t + " --max-peak 99999999999TiB",
+       "memlens: --max-peak: invalid byte size '99999999999TiB' (too large)\n"},
+      {"replay " + t + " --capacity 0", "memlens: --capacity: 0 is too small (at least 1 bytes)\n"},
+      {"check " + t + " --max-peak 1KiB --junit /proc/memlens-cannot-write-here.xml",
+       "memlens: --junit /proc/memlens-cannot-write-here.xml: cannot write: No such file or directory\n"},
+  };
+  for (const auto& [args, message] : cases) {
+    Run r = run(args);
+    INFO(args);
+    CHECK(r.status == 2);
+    CHECK(r.out == message);
+  }
+}
+
+TEST_CASE("memlens never blocks on a FIFO named as input", "[cli][hostile]") {
+  std::string fifo = temp("input.fifo");
+  fs::remove(fifo);
+  REQUIRE(mkfifo(fifo.c_str(), 0600) == 0);
+  const std::string f = quote(fifo);
+  // `timeout` turns the old hang into a failure instead of a stuck test run.
+  for (const std::string& args : {"report " + f, "replay " + f, "check " + quote(lr()) + " --baseline " + f}) {
+    Run r = run_command("timeout 20 " + quote(MEMLENS_BIN) + " " + args);
+    INFO(args << "\n" << r.out);
+    CHECK(r.status == 2);
+    CHECK(r.out == "memlens: " + fifo + ": cannot open: not a regular file\n");
+  }
+  fs::remove(fifo);
+}
+
+TEST_CASE("memlens reports a checksum-valid trace with ids past every table", "[cli][hostile]") {
+  std::string path;
+  {
+    TraceBuilder t("cli-sites");
+    t.segment(0x7f0000000000, 1 << 21);
+    t.alloc(0x7f0000000000, 4096, 0xFFFFFFFFu);
+    t.alloc(0x7f0000001000, 4096, 0x40000000u);
+    t.read();
+    path = temp("sites.memtrace");
+    fs::copy_file(t.path(), path, fs::copy_options::overwrite_existing);
+  }
+  Run r = run("report " + quote(path));
+  INFO(r.out);
+  CHECK(r.status == 0);
+  CHECK(r.out.find("8.00 KiB") != std::string::npos);
+  fs::remove(path);
+}
+
+TEST_CASE("memlens names a trace once in a warning about a chunk that does not decode", "[cli][hostile]") {
+  std::string path = temp("bad-chunk.memtrace");
+  std::string bytes = slurp(lr());
+  // The last events chunk, found by walking the chunk headers from the header to the footer.
+  std::uint64_t footer = get_le<std::uint64_t>(bytes, bytes.size() - 16);
+  std::size_t last = 0;
+  for (std::size_t at = 16 + get_le<std::uint32_t>(bytes, 12) + 4; at < footer; at += 32 + get_le<std::uint32_t>(bytes, at + 24))
+    if (bytes[at + 4] == 1) last = at;
+  REQUIRE(last > 0);
+  std::string raw(std::size_t{4} * get_le<std::uint32_t>(bytes, last + 8), '\0');
+  raw[0] = 99;
+  write_bytes(path, with_payload(bytes, last, raw));
+  Run r = run("summary " + quote(path));
+  INFO(r.out);
+  CHECK(r.status == 0);
+  CHECK(r.out.find("memlens: warning: " + path + ": corrupt events chunk at offset " + std::to_string(last) +
+                   " (unknown event kind 99); read ") == 0);
+  CHECK(r.out.find(path, r.out.find(path) + 1) == std::string::npos);
+  fs::remove(path);
+}
