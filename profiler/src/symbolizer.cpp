@@ -1,6 +1,7 @@
 #include "symbolizer.hpp"
 
 #include <cxxabi.h>
+#include <elfutils/libdw.h>
 #include <elfutils/libdwfl.h>
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -51,6 +52,23 @@ int open_module_file(const std::string& path) {
   return fd;
 }
 
+// dwfl_module_getsrc finds a compile unit through .debug_aranges, which Clang does not
+// emit by default: without it, walk the units and ask each whether it holds the address.
+void line_from_cu_scan(Dwfl_Module* mod, Dwarf_Addr pc, SiteInfo& info) {
+  Dwarf_Addr bias = 0;
+  for (Dwarf_Die* cu = dwfl_module_nextcu(mod, nullptr, &bias); cu; cu = dwfl_module_nextcu(mod, cu, &bias)) {
+    if (dwarf_haspc(cu, pc - bias) <= 0) continue;
+    if (Dwarf_Line* line = dwarf_getsrc_die(cu, pc - bias)) {
+      int lineno = 0;
+      if (const char* file = dwarf_linesrc(line, nullptr, nullptr); file && dwarf_lineno(line, &lineno) == 0) {
+        info.file = file;
+        info.line = static_cast<std::uint32_t>(lineno);
+      }
+    }
+    return;
+  }
+}
+
 }  // namespace
 
 Symbolizer::Symbolizer(const std::vector<ModuleInfo>& modules) {
@@ -92,6 +110,8 @@ SiteInfo Symbolizer::resolve(std::uint64_t address) {
           info.file = file;
           info.line = static_cast<std::uint32_t>(lineno);
         }
+      } else {
+        line_from_cu_scan(mod, pc, info);
       }
       if (const char* sym = dwfl_module_addrname(mod, pc)) info.function = demangle(sym);
     }

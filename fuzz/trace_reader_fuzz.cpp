@@ -1,0 +1,26 @@
+// Fuzz target: the trace reader alone. Opening, every pass, random access by chunk and
+// the tables must end in a TraceError or a result: never a crash, a hang or memory
+// beyond what the input holds.
+#include <memlens/profiler/trace_reader.hpp>
+
+#include "fuzz_input.hpp"
+
+extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+  using namespace memlens;
+  fuzz::FuzzInput input(data, size);
+  if (!input.ok()) return 0;
+  try {
+    profiler::TraceReader r(input.path());
+    std::uint64_t sum = 0;
+    r.for_each([&](const profiler::Event& e) { sum += e.time_ns + e.site + e.stack + e.name; });
+    for (std::size_t i = 0; i < r.chunks().size(); ++i)
+      for (const auto& e : r.read_chunk(i)) {
+        sum += r.string(e.name).size() + r.site_location(e.site).size();
+        sum += r.stack(e.stack).size();
+      }
+    sum += r.totals().events + r.problem().size();
+    if (sum == 1) return 1;  // keeps the work from being optimised away
+  } catch (const profiler::TraceError&) {
+  }
+  return 0;
+}
