@@ -21,5 +21,8 @@ for t in $targets; do
   echo "fuzz.sh: $t for ${seconds}s on $jobs workers"
   "build-fuzz/fuzz/${t}_fuzz" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 -max_len=65536 \
     -dict=fuzz/memtrace.dict -artifact_prefix=build-fuzz/fuzz/crashes/ -print_final_stats=1 \
-    -fork="$jobs" "build-fuzz/fuzz/corpus_$t" fuzz/corpus/trace 2>&1 | tee "build-fuzz/fuzz/$t.log" | grep -E "^#[0-9]+.*(DONE|pulse)|stat::|ERROR|SUMMARY" || true
+    -fork="$jobs" "build-fuzz/fuzz/corpus_$t" fuzz/corpus/trace >"build-fuzz/fuzz/$t.log" 2>&1 || status=$?
+  # The last progress line holds the executions and the crash count.
+  grep -E "^#[0-9]+: cov|ERROR|SUMMARY|crash-" "build-fuzz/fuzz/$t.log" | tail -3
+  [ "${status:-0}" -eq 0 ] || { echo "fuzz.sh: $t found a failure: see build-fuzz/fuzz/$t.log" >&2; exit 1; }
 done

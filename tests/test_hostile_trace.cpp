@@ -56,6 +56,13 @@ TEST_CASE("a chunk that declares more than it holds is refused before anything i
                              " (declares 4294967295 entries in 8 bytes); recovered 30 events from 3 whole event chunks before it");
     CHECK(r.totals().events == 30);
   }
+  SECTION("more events than a chunk may hold, however well they compress") {
+    std::string raw(std::size_t{4} << 20, '\x05');  // a million 4-byte events: 4 KiB of zstd
+    write_bytes(t.path(), prefix + chunk_bytes(1, 1, 1u << 20, 0, 4u << 20, zstd_of(raw)));
+    profiler::TraceReader r(t.path());
+    CHECK(r.problem() == "corrupt chunk at " + at(off) + " (declares 1048576 events, more than a chunk may hold (65536)); "
+                         "recovered 30 events from 3 whole event chunks before it");
+  }
   SECTION("60 MiB declared, 40 bytes really there: found when the pass decodes it") {
     std::string raw(40, '\x05');
     write_bytes(t.path(), prefix + chunk_bytes(1, 1, 10, 0, 60 * kMiB, zstd_of(raw)));

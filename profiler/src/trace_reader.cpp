@@ -231,6 +231,9 @@ std::string TraceReader::read_payload(std::uint64_t at, std::uint32_t* count, st
   const std::uint64_t min_entry = *type == ChunkType::Events ? kMinEventBytes : 1;
   if (static_cast<std::uint64_t>(*count) * min_entry > raw_size)
     throw corrupt("declares " + std::to_string(*count) + " entries in " + std::to_string(raw_size) + " bytes");
+  if (*type == ChunkType::Events && *count > kMaxChunkEvents)
+    throw corrupt("declares " + std::to_string(*count) + " events, more than a chunk may hold (" +
+                  std::to_string(kMaxChunkEvents) + ")");
   if (raw_size > kMaxChunkRawBytes)
     throw corrupt("declares " + std::to_string(raw_size) + " bytes, more than a chunk may hold (" +
                   std::to_string(kMaxChunkRawBytes) + ")");

@@ -2,6 +2,7 @@
 
 #include <zstd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <nlohmann/json.hpp>
@@ -23,7 +24,7 @@ nlohmann::json header_json(const TraceHeader& h) {
 }  // namespace
 
 TraceWriter::TraceWriter(const std::string& path, const TraceHeader& header, std::size_t events_per_chunk)
-    : path_(path), events_per_chunk_(events_per_chunk ? events_per_chunk : 1) {
+    : path_(path), events_per_chunk_(std::clamp<std::size_t>(events_per_chunk, 1, kMaxChunkEvents)) {
   file_ = std::fopen(path.c_str(), "wb");
   if (!file_) throw TraceError(path + ": cannot create trace file: " + std::strerror(errno));
   std::string json = header_json(header).dump();

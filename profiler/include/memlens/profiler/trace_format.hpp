@@ -22,6 +22,7 @@ constexpr bool is_chunk_type(std::uint8_t t) { return (t >= 1 && t <= 5) || t ==
 // Bounds a reader holds every file to, so memory follows the file's real content.
 inline constexpr std::uint32_t kMaxChunkRawBytes = 64u << 20;  // the writer's chunks stay far below
 inline constexpr std::uint32_t kMinEventBytes = 4;             // kind, time delta, thread, device
+inline constexpr std::uint32_t kMaxChunkEvents = 1u << 16;     // so read_chunk() holds at most ~40 MB of Events
 inline constexpr std::size_t kTrailerSize = 16;                // footer offset u64, kTrailerMagic
 
 struct DeviceInfo {
