@@ -6,6 +6,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <memlens/profiler/trace_reader.hpp>
 #include <string>
 
 namespace memlens::fuzz {
@@ -31,5 +32,19 @@ class FuzzInput {
  private:
   int fd_;
 };
+
+// Opens the bytes as a trace and hands the reader to `use`; a TraceError (the answer to a
+// file that is no trace) ends the input quietly, anything else reaches the fuzzer.
+template <class Use>
+int with_trace(const std::uint8_t* data, std::size_t size, Use&& use) {
+  FuzzInput input(data, size);
+  if (!input.ok()) return 0;
+  try {
+    profiler::TraceReader r(input.path());
+    use(r);
+  } catch (const profiler::TraceError&) {
+  }
+  return 0;
+}
 
 }  // namespace memlens::fuzz

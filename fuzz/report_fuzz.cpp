@@ -8,19 +8,17 @@
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   using namespace memlens;
-  fuzz::FuzzInput input(data, size);
-  if (!input.ok()) return 0;
-  try {
-    profiler::TraceReader r(input.path());
+  return fuzz::with_trace(data, size, [](const profiler::TraceReader& r) {
     std::vector<analysis::Report> reports{analysis::analyze(r)};
     analysis::RenderOptions ro;
     std::size_t n = analysis::render_text(reports, ro).size() + analysis::render_markdown(reports, ro).size() +
                     analysis::render_json(reports, ro).size();
-    std::string device;
-    n += analysis::replay_requests(r, "", &device).size();
-    if (n == 1) return 1;  // keeps the work from being optimised away
-  } catch (const profiler::TraceError&) {
-  } catch (const profiler::ReplayError&) {
-  }
-  return 0;
+    try {
+      std::string device;
+      n += analysis::replay_requests(r, "", &device).size();
+    } catch (const profiler::ReplayError&) {  // a trace without an accelerator
+    }
+    volatile std::size_t keep = n;  // keeps the work from being optimised away
+    (void)keep;
+  });
 }

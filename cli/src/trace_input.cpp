@@ -1,6 +1,5 @@
 #include "trace_input.hpp"
 
-#include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -12,6 +11,7 @@
 #include <filesystem>
 
 #include "exit_codes.hpp"
+#include "memlens/common/input_file.hpp"
 
 namespace memlens::cli {
 
@@ -54,12 +54,13 @@ void warn_if_incomplete(const profiler::TraceReader& trace) {
 }
 
 std::string read_input_file(const std::string& path, std::size_t max_bytes, bool prefix) {
-  int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
-  if (fd < 0) throw UsageError(path + ": cannot open: " + std::strerror(errno));
+  std::string why;
+  int fd = open_regular_file(path, &why);
+  if (fd < 0) throw UsageError(path + ": cannot open: " + why);
   struct stat st {};
-  if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+  if (fstat(fd, &st) != 0) {
     ::close(fd);
-    throw UsageError(path + ": cannot open: not a regular file");
+    throw UsageError(path + ": cannot open: " + std::strerror(errno));
   }
   if (!prefix && static_cast<std::uint64_t>(st.st_size) > max_bytes) {
     ::close(fd);

@@ -11,6 +11,7 @@
 #include <string>
 #include <utility>
 
+#include "memlens/common/input_file.hpp"
 #include "memlens/profiler/trace_format.hpp"
 
 namespace memlens::profiler {
@@ -20,13 +21,14 @@ class MappedFile {
   MappedFile() = default;
   // Throws TraceError "PATH: cannot open: REASON".
   explicit MappedFile(const std::string& path) {
-    // O_NONBLOCK: opening a FIFO must not wait for a writer; it is refused just below.
-    int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
-    if (fd < 0) throw TraceError(path + ": cannot open: " + std::strerror(errno));
+    std::string why;
+    int fd = open_regular_file(path, &why);
+    if (fd < 0) throw TraceError(path + ": cannot open: " + why);
     struct stat st {};
-    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+    if (fstat(fd, &st) != 0) {
+      int err = errno;
       ::close(fd);
-      throw TraceError(path + ": cannot open: not a regular file");
+      throw TraceError(path + ": cannot open: " + std::strerror(err));
     }
     size_ = static_cast<std::size_t>(st.st_size);
     if (size_ > 0) {

@@ -3,12 +3,12 @@
 #include <cxxabi.h>
 #include <elfutils/libdw.h>
 #include <elfutils/libdwfl.h>
-#include <fcntl.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cstdlib>
 #include <string>
+
+#include "memlens/common/input_file.hpp"
 
 namespace memlens::profiler {
 
@@ -39,19 +39,6 @@ std::string demangle(const char* name) {
   return out;
 }
 
-// A trace names its modules by path, and a trace can come from anyone: only a regular
-// file is opened (O_NONBLOCK, so a FIFO or device named there cannot block), -1 otherwise.
-int open_module_file(const std::string& path) {
-  int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
-  if (fd < 0) return -1;
-  struct stat st {};
-  if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-    ::close(fd);
-    return -1;
-  }
-  return fd;
-}
-
 // dwfl_module_getsrc finds a compile unit through .debug_aranges, which Clang does not
 // emit by default: without it, walk the units and ask each whether it holds the address.
 void line_from_cu_scan(Dwfl_Module* mod, Dwarf_Addr pc, SiteInfo& info) {
@@ -76,7 +63,8 @@ Symbolizer::Symbolizer(const std::vector<ModuleInfo>& modules) {
   if (!dwfl_) return;
   dwfl_report_begin(dwfl_);
   for (const auto& m : modules) {
-    int fd = open_module_file(m.path);
+    // A trace can come from anyone: a FIFO or a device named as a module is never opened.
+    int fd = open_regular_file(m.path);
     if (fd < 0) continue;
     // On success libdwfl keeps the descriptor and closes it at dwfl_end.
     Dwfl_Module* mod = dwfl_report_elf(dwfl_, m.path.c_str(), m.path.c_str(), fd, m.bias, false);
