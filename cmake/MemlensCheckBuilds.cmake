@@ -2,7 +2,8 @@
 # it on each submission: this tree built again in <build>/sanitized with AddressSanitizer
 # and UBSan, by Clang when it is installed (then the fuzz targets are real libFuzzer
 # fuzzers, cmake/MemlensFuzz.cmake) or else by this compiler. It builds a representative
-# subset: the memlens command, the trace, analysis and CLI tests, and the fuzz targets.
+# subset: the memlens command, the trace, analysis, CLI and snapshot tests, and the fuzz
+# targets.
 # ctest runs them as two tests: "sanitized_tests" (label asan) and "sanitized_fuzz" (fuzz).
 # -DMEMLENS_CHECK_BUILDS=OFF skips it; a sanitizer build never nests another.
 option(MEMLENS_CHECK_BUILDS "build and test the sanitizer and fuzz sub-build" ON)
@@ -20,7 +21,7 @@ endif()
 cmake_host_system_information(RESULT _cores QUERY NUMBER_OF_LOGICAL_CORES)
 set(_dir ${PROJECT_BINARY_DIR}/sanitized)
 set(_targets memlens linear_regression linear_regression_fixed leak_loss_history
-             analysis_tests profiler_tests cli_tests trace_reader_fuzz report_fuzz)
+             analysis_tests profiler_tests cli_tests snapshot_tests trace_reader_fuzz report_fuzz pickle_fuzz)
 include(ExternalProject)
 ExternalProject_Add(sanitized
   SOURCE_DIR ${PROJECT_SOURCE_DIR}

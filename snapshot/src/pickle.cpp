@@ -1,0 +1,286 @@
+// An iterative reader for the pickle opcodes PyTorch's snapshots use; every other opcode
+// is refused. The stack holds values owned by the document, so the memo shares them.
+#include "memlens/snapshot/pickle.hpp"
+
+#include <absl/container/flat_hash_map.h>
+
+#include <bit>
+#include <cstring>
+
+namespace memlens::snapshot {
+
+namespace {
+
+using Kind = PyValue::Kind;
+
+const char* opcode_name(std::uint8_t op) {
+  switch (op) {
+    case 0x63: return "GLOBAL";
+    case 0x93: return "STACK_GLOBAL";
+    case 0x52: return "REDUCE";
+    case 0x62: return "BUILD";
+    case 0x81: return "NEWOBJ";
+    case 0x92: return "NEWOBJ_EX";
+    case 0x69: return "INST";
+    case 0x6f: return "OBJ";
+    case 0x50: return "PERSID";
+    case 0x51: return "BINPERSID";
+    case 0x82: case 0x83: case 0x84: return "EXT";
+    default: return nullptr;
+  }
+}
+
+}  // namespace
+
+std::string_view kind_name(Kind k) {
+  switch (k) {
+    case Kind::None: return "None";
+    case Kind::Bool: return "bool";
+    case Kind::Int: return "int";
+    case Kind::Float: return "float";
+    case Kind::String: return "str";
+    case Kind::Bytes: return "bytes";
+    case Kind::List: return "list";
+    case Kind::Tuple: return "tuple";
+    case Kind::Dict: return "dict";
+  }
+  return "?";
+}
+
+const PyValue* PyValue::get(std::string_view key) const {
+  if (kind != Kind::Dict) return nullptr;
+  // Later entries win, as in Python; snapshots' dicts are small.
+  for (std::size_t i = items.size(); i >= 2; i -= 2)
+    if (items[i - 2]->kind == Kind::String && items[i - 2]->text == key) return items[i - 1];
+  return nullptr;
+}
+
+std::int64_t PyValue::as_i64() const {
+  if (kind == Kind::Bool) return boolean;
+  if (kind != Kind::Int || unsigned64) throw PickleError("expected an int of 64 bits, found " + std::string(kind_name(kind)));
+  return integer;
+}
+
+std::uint64_t PyValue::as_u64() const {
+  if (kind == Kind::Int && (unsigned64 || integer >= 0)) return static_cast<std::uint64_t>(integer);
+  throw PickleError("expected a non-negative int, found " +
+                    (kind == Kind::Int ? std::to_string(integer) : std::string(kind_name(kind))));
+}
+
+class PickleParser {
+ public:
+  PickleParser(PickleDocument& doc, std::string_view bytes) : doc_(doc), p_(bytes) {}
+
+  const PyValue* run() {
+    while (true) {
+      if (at_ >= p_.size()) fail(at_, "the pickle ends without STOP");
+      const std::size_t op_at = at_;
+      const auto op = static_cast<std::uint8_t>(p_[at_++]);
+      switch (op) {
+        case 0x80: take(1); break;  // PROTO
+        case 0x95: take(8); break;  // FRAME: a length hint, nothing to build
+        case 0x2e: {                // STOP
+          if (stack_.size() != 1 || !marks_.empty()) fail(op_at, "STOP with " + std::to_string(stack_.size()) + " values on the stack");
+          return stack_.back();
+        }
+        case 0x28: marks_.push_back(stack_.size()); break;  // MARK
+        case 0x7d: push(make(Kind::Dict)); break;           // EMPTY_DICT
+        case 0x5d: push(make(Kind::List)); break;           // EMPTY_LIST
+        case 0x29: push(make(Kind::Tuple)); break;          // EMPTY_TUPLE
+        case 0x4e: push(make(Kind::None)); break;           // NONE
+        case 0x88: case 0x89: {                             // NEWTRUE, NEWFALSE
+          PyValue* v = make(Kind::Bool);
+          v->boolean = op == 0x88;
+          push(v);
+          break;
+        }
+        case 0x4b: push(integer(static_cast<std::uint8_t>(take(1)[0]))); break;  // BININT1
+        case 0x4d: push(integer(le<std::uint16_t>(take(2)))); break;             // BININT2
+        case 0x4a: push(integer(le<std::int32_t>(take(4)))); break;              // BININT
+        case 0x8a: push(long1(op_at)); break;                                     // LONG1
+        case 0x47: {                                                              // BINFLOAT (big-endian)
+          std::uint64_t bits = be64(take(8));
+          PyValue* v = make(Kind::Float);
+          v->real = std::bit_cast<double>(bits);
+          push(v);
+          break;
+        }
+        case 0x8c: push(text(Kind::String, static_cast<std::uint8_t>(take(1)[0]), op_at)); break;  // SHORT_BINUNICODE
+        case 0x58: push(text(Kind::String, le<std::uint32_t>(take(4)), op_at)); break;             // BINUNICODE
+        case 0x8d: push(text(Kind::String, le<std::uint64_t>(take(8)), op_at)); break;             // BINUNICODE8
+        case 0x43: push(text(Kind::Bytes, static_cast<std::uint8_t>(take(1)[0]), op_at)); break;   // SHORT_BINBYTES
+        case 0x42: push(text(Kind::Bytes, le<std::uint32_t>(take(4)), op_at)); break;              // BINBYTES
+        case 0x8e: push(text(Kind::Bytes, le<std::uint64_t>(take(8)), op_at)); break;              // BINBYTES8
+        case 0x94: memo_[memo_.size()] = top(op_at); break;                                         // MEMOIZE
+        case 0x71: memo_[static_cast<std::uint8_t>(take(1)[0])] = top(op_at); break;               // BINPUT
+        case 0x72: memo_[le<std::uint32_t>(take(4))] = top(op_at); break;                          // LONG_BINPUT
+        case 0x68: push(memo(static_cast<std::uint8_t>(take(1)[0]), op_at)); break;                // BINGET
+        case 0x6a: push(memo(le<std::uint32_t>(take(4)), op_at)); break;                           // LONG_BINGET
+        case 0x85: case 0x86: case 0x87: {                                                          // TUPLE1..3
+          std::size_t n = op - 0x84u;
+          if (stack_.size() < n) fail(op_at, "TUPLE" + std::to_string(n) + " on a stack of " + std::to_string(stack_.size()));
+          push(collect(Kind::Tuple, stack_.size() - n));
+          break;
+        }
+        case 0x74: push(collect(Kind::Tuple, mark(op_at))); break;  // TUPLE
+        case 0x6c: push(collect(Kind::List, mark(op_at))); break;   // LIST
+        case 0x64: {                                                // DICT
+          PyValue* d = collect(Kind::Dict, mark(op_at));
+          if (d->items.size() % 2) fail(op_at, "DICT with an odd number of items");
+          push(d);
+          break;
+        }
+        case 0x61: {  // APPEND
+          if (stack_.size() < 2) fail(op_at, "APPEND on a stack of " + std::to_string(stack_.size()));
+          const PyValue* v = pop();
+          container(Kind::List, op_at)->items.push_back(v);
+          break;
+        }
+        case 0x65: {  // APPENDS
+          std::size_t from = mark(op_at);
+          if (from == 0) fail(op_at, "APPENDS without a list below its mark");
+          PyValue* list = stack_[from - 1];
+          if (list->kind != Kind::List) fail(op_at, "APPENDS to a " + std::string(kind_name(list->kind)));
+          list->items.insert(list->items.end(), stack_.begin() + static_cast<std::ptrdiff_t>(from), stack_.end());
+          stack_.resize(from);
+          break;
+        }
+        case 0x73: {  // SETITEM
+          if (stack_.size() < 3) fail(op_at, "SETITEM on a stack of " + std::to_string(stack_.size()));
+          const PyValue* value = pop();
+          const PyValue* key = pop();
+          PyValue* d = container(Kind::Dict, op_at);
+          d->items.push_back(key);
+          d->items.push_back(value);
+          break;
+        }
+        case 0x75: {  // SETITEMS
+          std::size_t from = mark(op_at);
+          if (from == 0) fail(op_at, "SETITEMS without a dict below its mark");
+          if ((stack_.size() - from) % 2) fail(op_at, "SETITEMS with an odd number of items");
+          PyValue* d = stack_[from - 1];
+          if (d->kind != Kind::Dict) fail(op_at, "SETITEMS to a " + std::string(kind_name(d->kind)));
+          d->items.insert(d->items.end(), stack_.begin() + static_cast<std::ptrdiff_t>(from), stack_.end());
+          stack_.resize(from);
+          break;
+        }
+        default: {
+          char hex[8];
+          std::snprintf(hex, sizeof hex, "0x%02x", op);
+          const char* name = opcode_name(op);
+          if (name)
+            fail(op_at, std::string("opcode ") + name + " (" + hex +
+                            ") is not allowed: a memory snapshot holds only plain data, and memlens executes no pickle code");
+          fail(op_at, std::string("unknown or unsupported opcode ") + hex);
+        }
+      }
+    }
+  }
+
+ private:
+  [[noreturn]] void fail(std::size_t at, const std::string& why) const {
+    throw PickleError("pickle offset " + std::to_string(at) + ": " + why);
+  }
+
+  std::string_view take(std::size_t n) {
+    if (n > p_.size() - at_) fail(at_, "the pickle ends inside an opcode's argument (" + std::to_string(n) + " bytes wanted)");
+    std::string_view s = p_.substr(at_, n);
+    at_ += n;
+    return s;
+  }
+  template <class T>
+  static T le(std::string_view b) {
+    T v;
+    std::memcpy(&v, b.data(), sizeof v);
+    return v;
+  }
+  static std::uint64_t be64(std::string_view b) {
+    std::uint64_t v = 0;
+    for (char c : b) v = (v << 8) | static_cast<std::uint8_t>(c);
+    return v;
+  }
+
+  PyValue* make(Kind k) {
+    PyValue& v = doc_.values_.emplace_back();
+    v.kind = k;
+    return &v;
+  }
+  PyValue* integer(std::int64_t x) {
+    PyValue* v = make(Kind::Int);
+    v->integer = x;
+    return v;
+  }
+  // Little-endian two's complement of n bytes. Nine bytes carry an unsigned 64-bit value
+  // (a CUDA address of 2^63 or more); anything wider is refused.
+  PyValue* long1(std::size_t op_at) {
+    std::size_t n = static_cast<std::uint8_t>(take(1)[0]);
+    std::string_view b = take(n);
+    if (n == 0) return integer(0);
+    if (n > 9 || (n == 9 && b[8] != 0)) fail(op_at, "LONG1 integer of " + std::to_string(n) + " bytes is beyond 64 bits");
+    std::uint64_t u = 0;
+    for (std::size_t i = std::min<std::size_t>(n, 8); i-- > 0;) u = (u << 8) | static_cast<std::uint8_t>(b[i]);
+    PyValue* v = integer(0);
+    if (n == 9) {
+      v->integer = static_cast<std::int64_t>(u);
+      v->unsigned64 = (u >> 63) != 0;
+      return v;
+    }
+    if (n < 8 && (static_cast<std::uint8_t>(b[n - 1]) & 0x80)) u |= ~std::uint64_t{0} << (8 * n);  // sign-extend
+    v->integer = static_cast<std::int64_t>(u);
+    return v;
+  }
+  PyValue* text(Kind k, std::uint64_t n, std::size_t op_at) {
+    if (n > p_.size() - at_)
+      fail(op_at, "a " + std::string(kind_name(k)) + " of " + std::to_string(n) + " bytes in the " +
+                      std::to_string(p_.size() - at_) + " bytes left");
+    PyValue* v = make(k);
+    v->text = std::string(take(static_cast<std::size_t>(n)));
+    return v;
+  }
+
+  void push(PyValue* v) { stack_.push_back(v); }
+  PyValue* pop() {
+    PyValue* v = stack_.back();
+    stack_.pop_back();
+    return v;
+  }
+  PyValue* top(std::size_t op_at) {
+    if (stack_.empty()) fail(op_at, "memoising from an empty stack");
+    return stack_.back();
+  }
+  PyValue* memo(std::uint64_t i, std::size_t op_at) {
+    auto it = memo_.find(i);
+    if (it == memo_.end()) fail(op_at, "memo entry " + std::to_string(i) + " was never stored");
+    return it->second;
+  }
+  std::size_t mark(std::size_t op_at) {
+    if (marks_.empty()) fail(op_at, "no MARK to collect from");
+    std::size_t m = marks_.back();
+    marks_.pop_back();
+    if (m > stack_.size()) fail(op_at, "MARK above the stack");
+    return m;
+  }
+  PyValue* container(Kind k, std::size_t op_at) {
+    PyValue* c = stack_.back();
+    if (c->kind != k) fail(op_at, "adding to a " + std::string(kind_name(c->kind)) + " where a " + std::string(kind_name(k)) + " belongs");
+    return c;
+  }
+  // A new container of the values from stack position `from` up.
+  PyValue* collect(Kind k, std::size_t from) {
+    PyValue* v = make(k);
+    v->items.assign(stack_.begin() + static_cast<std::ptrdiff_t>(from), stack_.end());
+    stack_.resize(from);
+    return v;
+  }
+
+  PickleDocument& doc_;
+  std::string_view p_;
+  std::size_t at_ = 0;
+  std::vector<PyValue*> stack_;
+  std::vector<std::size_t> marks_;
+  absl::flat_hash_map<std::uint64_t, PyValue*> memo_;
+};
+
+PickleDocument::PickleDocument(std::string_view bytes) { root_ = PickleParser(*this, bytes).run(); }
+
+}  // namespace memlens::snapshot
