@@ -152,6 +152,35 @@ TEST_CASE("contiguity: layout copies by site with the views that made the input 
   CHECK(r.contiguity.bytes == 4 * 65536);
 }
 
+TEST_CASE("contiguity: a conversion done once at set-up is listed, not a finding; one made every step is", "[analysis]") {
+  TraceBuilder t("contiguity-steps");
+  auto setup = t.site(20), loop = t.site(40);
+  t.segment(kSeg, 2 * kMiB);
+  t.alloc(kSeg, 65536, setup, 5);
+  t.view(5, ViewKind::Transpose, setup);
+  t.alloc(kSeg + 65536, 65536, setup, 6);
+  t.copy(1, kSeg, 1, kSeg + 65536, 65536, CopyReason::Contiguous, setup);  // once, before the loop
+  for (int step = 0; step < 4; ++step) {
+    // Every step: a fresh 64 KiB buffer at the loop's line, filled by a layout copy, freed.
+    t.alloc(kSeg + 2 * 65536, 65536, loop, 10 + static_cast<std::uint64_t>(step));
+    t.copy(1, kSeg, 1, kSeg + 2 * 65536, 65536, CopyReason::Contiguous, loop);
+    t.free(kSeg + 2 * 65536, 65536);
+    t.step();
+  }
+  Report r = analyze(t.read());
+  REQUIRE(r.contiguity.copies.size() == 2);
+  for (const LayoutCopy& c : r.contiguity.copies) {
+    bool at_loop = r.site(c.site).location == "model.cpp:40";
+    INFO(r.site(c.site).location);
+    CHECK(c.steps == (at_loop ? 4u : 1u));
+    CHECK(c.repeated == at_loop);
+  }
+  // One verdict per line: the loop's copy is a layout_copy finding, and not churn too.
+  REQUIRE(count(r, FindingKind::LayoutCopy) == 1);
+  CHECK(count(r, FindingKind::Churn) == 0);
+  for (const Finding& f : r.findings) CHECK(r.site(f.site).location == "model.cpp:40");
+}
+
 TEST_CASE("transfers: per site and step, and the same source sent again every step", "[analysis]") {
   TraceBuilder t("transfers");
   auto loop = t.site(80), once = t.site(70);

@@ -2,6 +2,8 @@
 // The analyses one pass feeds: each sees every event, before and after LiveMemory
 // applies it, and writes its section of the Report at the end.
 #include <memory>
+#include <optional>
+#include <string>
 
 #include "live_memory.hpp"
 #include "memlens/analysis/analyze.hpp"
@@ -34,6 +36,9 @@ std::unique_ptr<Analysis> make_peak_analysis();
 std::unique_ptr<Analysis> make_leak_analysis();
 std::unique_ptr<Analysis> make_broadcast_analysis();
 std::unique_ptr<Analysis> make_contiguity_analysis();
+// The contiguity rule for one Copy event: the view chain ("" when none) when it is a copy
+// made to satisfy layout, nullopt otherwise. Churn leaves such sites to contiguity.
+std::optional<std::string> layout_copy_chain(const profiler::Event& e, const PassState& s);
 std::unique_ptr<Analysis> make_transfer_analysis();
 std::unique_ptr<Analysis> make_churn_analysis();
 std::unique_ptr<Analysis> make_fragmentation_analysis();

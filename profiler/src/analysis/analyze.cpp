@@ -64,7 +64,8 @@ void gather_findings(Report& r) {
             times(m.count),
         m.time_ns);
   for (const LayoutCopy& c : r.contiguity.copies)
-    add(FindingKind::LayoutCopy, c.site, c.bytes,
+    if (c.repeated)
+      add(FindingKind::LayoutCopy, c.site, c.bytes,
         std::string(profiler::copy_reason_name(c.reason)) + " copy of a non-contiguous input" +
             (c.view_chain.empty() ? "" : " (after " + c.view_chain + ")") + ": " + times(c.count) + ", " + bytes_text(c.bytes) +
             " in all",

@@ -1,8 +1,9 @@
 // churn: a buffer allocated afresh every step at one site, same size, and freed again:
 // one preallocated buffer refilled with copy_ would do. Sites that run ops are left out
 // (an op's output is a value, not a buffer to reuse), and so are sites that copy between
-// devices (the transfer report speaks of those). Also temporaries: blocks freed within a
-// few events of their allocation.
+// devices or copy for layout (the transfer and contiguity reports speak of those, with
+// advice of their own). Also temporaries: blocks freed within a few events of their
+// allocation.
 #include <absl/container/flat_hash_map.h>
 #include <absl/container/flat_hash_set.h>
 
@@ -25,7 +26,7 @@ class ChurnAnalysis final : public Analysis {
         op_sites_.insert(s.site);
         return;
       case EventKind::Copy:
-        if (e.device != e.device2) op_sites_.insert(s.site);
+        if (e.device != e.device2 || layout_copy_chain(e, s)) op_sites_.insert(s.site);
         return;
       case EventKind::Alloc: {
         if (s.step == 0) return;  // set-up, before the first step boundary
@@ -84,7 +85,7 @@ class ChurnAnalysis final : public Analysis {
     std::uint64_t allocs = 0, steps = 0, first_step = 0, last_step = 0, freed = 0, first_ns = 0;
   };
   std::uint64_t last_alloc_step_ = 0;  // the last step that allocated anything
-  absl::flat_hash_set<SiteId> op_sites_;  // and sites that copy between devices
+  absl::flat_hash_set<SiteId> op_sites_;  // and sites that copy between devices or for layout
   absl::flat_hash_map<std::pair<SiteId, std::uint64_t>, Repeat> repeats_;  // site, size
   absl::flat_hash_map<SiteId, TemporarySite> temporaries_;
 };

@@ -108,7 +108,7 @@ class JsonReport {
     json c = json::array();
     for (const auto& x : r_.contiguity.copies)
       c.push_back({{"site", site(x.site)}, {"reason", profiler::copy_reason_name(x.reason)}, {"count", x.count},
-                   {"bytes", x.bytes}, {"view_chain", x.view_chain}});
+                   {"bytes", x.bytes}, {"view_chain", x.view_chain}, {"steps", x.steps}, {"repeated", x.repeated}});
     return {{"count", r_.contiguity.count}, {"bytes", r_.contiguity.bytes}, {"copies", c}};
   }
 

@@ -115,6 +115,8 @@ struct LayoutCopy {
   std::uint64_t count = 0, bytes = 0;
   std::string view_chain;  // the views that made the input non-contiguous, "transpose -> narrow"
   std::uint64_t time_ns = 0;  // the first occurrence
+  std::uint64_t steps = 0;    // step intervals with copies (0 = before the first boundary counts as one)
+  bool repeated = false;      // a habit, so a finding: copies in ≥ 2 steps (≥ 2 copies in a trace without steps)
 };
 struct ContiguitySection {
   std::vector<LayoutCopy> copies;
