@@ -85,9 +85,10 @@ TEST_CASE("leaks: alive at the end after the first step, and sites that grow eve
   const GrowthLeak& g = r.leaks.growth[0];
   CHECK(r.site(g.site).location == "model.cpp:42");
   CHECK(g.bytes_per_step == 1024.0);
-  CHECK(g.steps_observed == 5);
+  // Survivors of earlier steps at the boundaries after steps 2..5: 1, 2, 3, 4 KiB.
+  CHECK(g.steps_observed == 4);
   CHECK(g.first_bytes == 1024);
-  CHECK(g.last_bytes == 5 * 1024);
+  CHECK(g.last_bytes == 4 * 1024);
   CHECK(count(r, FindingKind::Growth) == 1);
   CHECK(count(r, FindingKind::Leak) == 1);
 }
@@ -150,6 +151,28 @@ TEST_CASE("contiguity: layout copies by site with the views that made the input 
   CHECK(c.bytes == 4 * 65536);
   CHECK(c.view_chain == "transpose -> narrow");
   CHECK(r.contiguity.bytes == 4 * 65536);
+}
+
+TEST_CASE("growth: one per-step tensor that grows with its inputs is not growth; survivors that pile up are", "[analysis]") {
+  TraceBuilder t("growth-inputs");
+  auto batch = t.site(30), kept = t.site(31);
+  t.segment(kSeg, 8 * kMiB);
+  t.step();
+  std::uint64_t previous = 0;
+  for (int i = 1; i <= 6; ++i) {
+    // Length-sorted batches: each step's activations are larger, and replace the last step's.
+    if (previous) t.free(kSeg, previous);
+    previous = static_cast<std::uint64_t>(i) * 65536;
+    t.alloc(kSeg, previous, batch);
+    t.alloc(kSeg + 4 * kMiB + static_cast<std::uint64_t>(i) * 4096, 4096, kept);  // a true leak beside it
+    t.step();
+  }
+  Report r = analyze(t.read());
+  REQUIRE(r.leaks.growth.size() == 1);
+  CHECK(r.site(r.leaks.growth[0].site).location == "model.cpp:31");
+  CHECK(r.leaks.growth[0].bytes_per_step == 4096.0);
+  for (const Finding& f : r.findings)
+    if (f.kind == FindingKind::Growth) CHECK(r.site(f.site).location == "model.cpp:31");
 }
 
 TEST_CASE("contiguity: a conversion done once at set-up is listed, not a finding; one made every step is", "[analysis]") {

@@ -91,7 +91,9 @@ TEST_CASE("memlens leaks: a loss kept with its graph grows at its line, step aft
   const auto& g = j["leaks"]["growth"];
   REQUIRE(g.size() >= 1);
   CHECK(g[0]["site"].get<std::string>().ends_with("samples/leak_loss_history.cpp:41"));
-  CHECK(g[0]["steps_observed"] == 11);
+  // 12 steps: the first step's memory is set-up and the second's is not yet a survivor at its
+  // own boundary, so 10 boundaries see survivors of earlier steps.
+  CHECK(g[0]["steps_observed"] == 10);
   CHECK(g[0]["bytes_per_step"].get<double>() > 200 * 1024);
   CHECK(j["steps"] == 12);
 }

@@ -1,7 +1,10 @@
-// leaks: what is alive when the trace ends, and sites whose live bytes rise from step
-// boundary to step boundary (a loss kept with its graph). Parameters, gradients,
-// optimiser state and anything allocated before the first step are expected to live
-// on, so they are not leaks.
+// leaks: what is alive when the trace ends, and growth: sites where memory from earlier
+// steps survives and keeps piling up (a loss kept with its graph). At each step boundary a
+// site's survivors are its live bytes allocated in steps before the one just ended; one
+// per-step tensor that grows because its inputs grow (length-sorted batches) is replaced
+// every step, so it never survives and is not growth. Parameters, gradients, optimiser
+// state and anything allocated before the first step are expected to live on, so they
+// are not leaks.
 #include <absl/container/flat_hash_map.h>
 
 #include <algorithm>
@@ -24,13 +27,23 @@ bool expected_to_live(const LiveBlock& b, std::uint64_t steps) {
 class LeakAnalysis final : public Analysis {
  public:
   void after(const Event& e, const PassState& s) override {
+    // Bytes allocated in the current step and still alive, by site.
+    if (e.kind == EventKind::Alloc && s.block && s.block->step > 0) {
+      this_step_[s.block->site] += s.block->size;
+      return;
+    }
+    if (e.kind == EventKind::FreeRequested && s.block && s.block->step > 0 && s.block->step == s.step) {
+      this_step_[s.block->site] -= s.block->size;
+      return;
+    }
     if (e.kind != EventKind::Step) return;
     // Every site with stepped memory now, and every site tracked before (now perhaps 0).
     const auto& live = s.live.stepped_bytes_by_site();
     for (const auto& [site, bytes] : live) trends_.try_emplace(site);
     for (auto& [site, t] : trends_) {
       auto it = live.find(site);
-      std::uint64_t v = it == live.end() ? 0 : it->second;
+      auto now = this_step_.find(site);
+      std::uint64_t v = (it == live.end() ? 0 : it->second) - (now == this_step_.end() ? 0 : now->second);
       if (t.observed == 0) {
         if (v == 0) continue;
         t.first = v;
@@ -43,6 +56,7 @@ class LeakAnalysis final : public Analysis {
       t.last = v;
       ++t.observed;
     }
+    this_step_.clear();
   }
 
   void finish(const PassState& s, Report& r) override {
@@ -86,6 +100,7 @@ class LeakAnalysis final : public Analysis {
     std::uint64_t first = 0, last = 0, observed = 0, rises = 0, falls = 0, time_ns = 0;
   };
   absl::flat_hash_map<SiteId, Trend> trends_;
+  absl::flat_hash_map<SiteId, std::uint64_t> this_step_;  // allocated since the last boundary, still alive
 };
 
 }  // namespace
