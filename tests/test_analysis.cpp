@@ -233,6 +233,24 @@ TEST_CASE("transfers: per site and step, and the same source sent again every st
   CHECK(count(r, FindingKind::ResentTransfer) == 1);
 }
 
+TEST_CASE("transfers: a staging buffer refilled before every send sends new data, not the same again", "[analysis]") {
+  TraceBuilder t("transfers-staging");
+  auto fill = t.site(60), send = t.site(61);
+  t.alloc(0x5000, 400000, fill, 1, TraceBuilder::kCpu);  // the data set, on the host
+  t.alloc(0x90000, 4000, fill, 2, TraceBuilder::kCpu);   // one staging buffer, reused
+  t.step();
+  for (int i = 0; i < 4; ++i) {
+    // copy_ of the next batch into the staging buffer, then the staging buffer to the device
+    t.copy(0, 0x5000 + static_cast<std::uint64_t>(i) * 4000, 0, 0x90000, 4000, CopyReason::Copy, fill);
+    t.copy(0, 0x90000, 1, kSeg, 4000, CopyReason::ToDevice, send);
+    t.step();
+  }
+  Report r = analyze(t.read());
+  CHECK(r.transfers.count == 4);
+  CHECK(r.transfers.resent.empty());
+  CHECK(count(r, FindingKind::ResentTransfer) == 0);
+}
+
 TEST_CASE("churn: a fresh same-size buffer every step at a site without ops", "[analysis]") {
   TraceBuilder t("churn");
   auto buffer = t.site(90), value = t.site(91);

@@ -1,5 +1,7 @@
 // transfers: copies between devices per site and per step, and the same source data sent
-// again in later steps (the seed's "move the data set to the device once").
+// again in later steps (the seed's "move the data set to the device once"). The same
+// data means the same storage, offset and size with nothing copied into that storage in
+// between: a staging buffer refilled with copy_ before every send sends new data.
 #include <absl/container/flat_hash_map.h>
 
 #include <algorithm>
@@ -17,7 +19,10 @@ using profiler::EventKind;
 class TransferAnalysis final : public Analysis {
  public:
   void after(const Event& e, const PassState& s) override {
-    if (e.kind != EventKind::Copy || e.device == e.device2) return;
+    if (e.kind != EventKind::Copy) return;
+    // Any copy into a storage makes its content new.
+    if (const LiveBlock* dst = s.live.containing(e.device, e.address); dst && dst->storage) ++writes_[dst->storage];
+    if (e.device == e.device2) return;
     const auto& devices = s.trace.header().devices;
     auto name = [&](std::uint8_t d) { return d < devices.size() ? devices[d].name : "device " + std::to_string(d); };
     Site& site = sites_[{s.site, e.device2, e.device}];
@@ -31,9 +36,9 @@ class TransferAnalysis final : public Analysis {
     per_step_.back().bytes += e.size;
 
     // The source named by its storage and offset when it is a live block, else its address.
-    Source key{s.site, e.address2, 0, e.size};
+    Source key{s.site, e.address2, 0, e.size, 0};
     if (const LiveBlock* b = s.live.containing(e.device2, e.address2); b && b->storage)
-      key = {s.site, b->storage, e.address2 - b->address, e.size};
+      key = {s.site, b->storage, e.address2 - b->address, e.size, writes_[b->storage]};
     Resend& r = sources_[key];
     if (r.times == 0) r.first_ns = s.since_start(e.time_ns);
     ++r.times;
@@ -71,10 +76,11 @@ class TransferAnalysis final : public Analysis {
   struct Source {
     SiteId site;
     std::uint64_t storage_or_address, offset, bytes;
+    std::uint64_t version;  // copies into the storage before this send
     bool operator==(const Source&) const = default;
     template <class H>
     friend H AbslHashValue(H h, const Source& s) {
-      return H::combine(std::move(h), s.site, s.storage_or_address, s.offset, s.bytes);
+      return H::combine(std::move(h), s.site, s.storage_or_address, s.offset, s.bytes, s.version);
     }
   };
   struct Resend {
@@ -83,6 +89,7 @@ class TransferAnalysis final : public Analysis {
   std::map<std::tuple<SiteId, std::uint8_t, std::uint8_t>, Site> sites_;
   std::vector<StepTransfers> per_step_;
   absl::flat_hash_map<Source, Resend> sources_;
+  absl::flat_hash_map<std::uint64_t, std::uint64_t> writes_;  // storage -> copies into it
 };
 
 }  // namespace
