@@ -34,7 +34,7 @@ Image load_png(const std::string& path) {
 }
 
 Run viewer(const std::string& args) {
-  return run_command("xvfb-run -a -s '-screen 0 1920x1200x24' " + quote(VIEWER_BIN) + " " + args);
+  return run_command(std::string(VIEWER_ENV) + "xvfb-run -a -s '-screen 0 1920x1200x24' " + quote(VIEWER_BIN) + " " + args);
 }
 
 bool have_xvfb() { return std::system("command -v xvfb-run > /dev/null 2>&1") == 0; }
@@ -100,7 +100,7 @@ TEST_CASE("memlens-viewer: a bad file is one line and exit 2, never a crash", "[
   Run r = viewer(quote(junk) + " --screenshot " + quote(temp("never.png")));
   CHECK(r.status == 2);
   CHECK(r.out.find("memlens-viewer: " + junk + ": not a memlens trace (bad magic)") != std::string::npos);
-  Run no_display = run_command("DISPLAY= " + quote(VIEWER_BIN) + " " + quote(junk));
+  Run no_display = run_command(std::string(VIEWER_ENV) + "DISPLAY= " + quote(VIEWER_BIN) + " " + quote(junk));
   CHECK(no_display.status == 2);
   CHECK(std::count(no_display.out.begin(), no_display.out.end(), '\n') == 1);
   CHECK(no_display.out.find("memlens-viewer: cannot open a window: ") == 0);
