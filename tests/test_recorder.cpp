@@ -401,3 +401,31 @@ TEST_CASE("the rings of threads that ended are freed once their events are in th
   CHECK(threads.size() == 32);  // every thread its own number, none reused
   std::remove(path.c_str());
 }
+
+TEST_CASE("random tensors are recorded as ops, at the caller's line like their allocation") {
+  std::string path = temp_trace("random-op");
+  start(path);
+  for (int i = 0; i < 3; ++i) {
+    Tensor target = randn({256}, Device("sim"));  // a fresh target every step: data, not a buffer
+    step();
+  }
+  stop();
+  TraceReader r(path);
+  int randn_ops = 0;
+  std::uint32_t op_site = 0, alloc_site = 0;
+  r.for_each([&](const Event& e) {
+    if (e.kind == EventKind::Op && r.string(e.name) == "randn") {
+      ++randn_ops;
+      CHECK(e.n_inputs == 0);
+      CHECK(e.shape.ndim == 1);
+      CHECK(e.shape.dims[0] == 256);
+      CHECK(e.size == 1024);
+      op_site = e.site;
+    }
+    if (e.kind == EventKind::Alloc && e.requested == 1024 && e.device == 1) alloc_site = e.site;
+  });
+  CHECK(randn_ops == 3);
+  REQUIRE(op_site != 0);
+  CHECK(r.site_location(op_site) == r.site_location(alloc_site));
+  std::remove(path.c_str());
+}

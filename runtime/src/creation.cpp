@@ -27,8 +27,11 @@ Tensor fresh(const Shape& sizes, const TensorOptions& o, ScalarType fallback = k
   return make_tensor(sizes, o.has_dtype() ? o.dtype() : fallback, resolve(o.device()));
 }
 
+// Random values are computed, so the trace names them as an op: a tensor drawn afresh
+// each step is that step's data, not a buffer to allocate once and refill.
 template <class Fill>
-Tensor generate(const Shape& sizes, const TensorOptions& o, Fill&& fill) {
+Tensor generate(const char* name, const Shape& sizes, const TensorOptions& o, Fill&& fill) {
+  OpTrace trace;
   Tensor t = fresh(sizes, o);
   if (!t.is_floating_point()) throw TypeError("random floats need a floating point dtype, got " + std::string(type_name(t.dtype())));
   std::lock_guard lock(rng_mu);
@@ -37,7 +40,9 @@ Tensor generate(const Shape& sizes, const TensorOptions& o, Fill&& fill) {
     T* p = static_cast<T*>(t.raw_data());
     for (std::int64_t i = 0; i < t.numel(); ++i) p[i] = static_cast<T>(fill(rng()));
   });
-  return finish(t, o);
+  Tensor out = finish(t, o);
+  trace.done(name, {}, out);
+  return out;
 }
 
 TensorOptions like(const Tensor& t) { return TensorOptions(t.dtype()).device(t.device()); }
@@ -82,18 +87,19 @@ Tensor ones_like(const Tensor& t, TensorOptions o) { MEMLENS_API_ENTRY(); return
 Tensor rand(Shape sizes, TensorOptions o) {
   MEMLENS_API_ENTRY();
   std::uniform_real_distribution<double> dist(0.0, 1.0);
-  return generate(sizes, o, [&](std::mt19937_64& g) { return dist(g); });
+  return generate("rand", sizes, o, [&](std::mt19937_64& g) { return dist(g); });
 }
 
 Tensor randn(Shape sizes, TensorOptions o) {
   MEMLENS_API_ENTRY();
   std::normal_distribution<double> dist(0.0, 1.0);
-  return generate(sizes, o, [&](std::mt19937_64& g) { return dist(g); });
+  return generate("randn", sizes, o, [&](std::mt19937_64& g) { return dist(g); });
 }
 
 Tensor randint(std::int64_t low, std::int64_t high, Shape sizes, TensorOptions o) {
   MEMLENS_API_ENTRY();
   if (low >= high) throw Error("random_ expects 'from' to be less than 'to', but got from=" + std::to_string(low) + " >= to=" + std::to_string(high));
+  OpTrace trace;
   Tensor t = fresh(sizes, o, kInt64);
   std::uniform_int_distribution<std::int64_t> dist(low, high - 1);
   std::lock_guard lock(rng_mu);
@@ -102,6 +108,7 @@ Tensor randint(std::int64_t low, std::int64_t high, Shape sizes, TensorOptions o
     T* p = static_cast<T*>(t.raw_data());
     for (std::int64_t i = 0; i < t.numel(); ++i) p[i] = static_cast<T>(dist(rng()));
   });
+  trace.done("randint", {}, t);
   return t;
 }
 
