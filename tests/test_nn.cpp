@@ -45,6 +45,17 @@ TEST_CASE("losses compute known values") {
   CHECK_THROWS_WITH(ce(logits, tensor({0, 3}, kInt64)), "CrossEntropyLoss: Target 3 is out of bounds (3 classes).");
 }
 
+TEST_CASE("CrossEntropyLoss's gradient is (softmax - one-hot) / N") {
+  Tensor logits = tensor({2, 0, 0, 0, 3, 0}, {2, 3}).requires_grad_(true);
+  nn::CrossEntropyLoss ce;
+  ce(logits, tensor({0, 1}, kInt64)).backward();
+  Tensor g = logits.grad().contiguous();
+  const double e2 = std::exp(2.0), e3 = std::exp(3.0);
+  const double expected[6] = {(e2 / (e2 + 2) - 1) / 2, 1 / (e2 + 2) / 2, 1 / (e2 + 2) / 2,
+                              1 / (e3 + 2) / 2, (e3 / (e3 + 2) - 1) / 2, 1 / (e3 + 2) / 2};
+  for (int i = 0; i < 6; ++i) CHECK(g.reshape({-1})[i].item<double>() == Approx(expected[i]).epsilon(1e-6));
+}
+
 TEST_CASE("SGD with momentum follows the update rule") {
   Tensor p = tensor({1.0}, requires_grad());
   optim::SGD sgd({p}, optim::SGDOptions{0.1, 0.9});
