@@ -21,7 +21,7 @@ endif()
 cmake_host_system_information(RESULT _cores QUERY NUMBER_OF_LOGICAL_CORES)
 set(_dir ${PROJECT_BINARY_DIR}/sanitized)
 set(_targets memlens linear_regression linear_regression_fixed leak_loss_history
-             analysis_tests profiler_tests cli_tests snapshot_tests trace_reader_fuzz report_fuzz pickle_fuzz)
+             analysis_tests profiler_tests cli_tests snapshot_tests trace_reader_fuzz report_fuzz snapshot_fuzz)
 include(ExternalProject)
 ExternalProject_Add(sanitized
   SOURCE_DIR ${PROJECT_SOURCE_DIR}

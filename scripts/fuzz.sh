@@ -2,15 +2,15 @@
 # Long fuzzing runs: builds the fuzz targets with Clang, libFuzzer, ASan and UBSan in
 # build-fuzz/, then runs each target for SECONDS (default 600) on JOBS workers (default
 # the number of cores), growing build-fuzz/fuzz/corpus_NAME from the seeds in
-# fuzz/corpus/ (and ../shared/torch-snapshots for the pickle target, where it exists).
+# fuzz/corpus/ (and ../shared/torch-snapshots for the snapshot target, where it exists).
 # Crashes land in build-fuzz/fuzz/crashes/; copy the ones you fix into the seed corpus so
 # the ctest "fuzz" tests replay them from then on.
-#   scripts/fuzz.sh [SECONDS] [TARGET...]      (targets: trace_reader report pickle)
+#   scripts/fuzz.sh [SECONDS] [TARGET...]      (targets: trace_reader report snapshot)
 set -eu
 cd "$(dirname "$0")/.."
 seconds=${1:-600}
 [ $# -gt 0 ] && shift
-targets=${*:-"trace_reader report pickle"}
+targets=${*:-"trace_reader report snapshot"}
 jobs=${JOBS:-$(nproc)}
 command -v clang++ >/dev/null || { echo "fuzz.sh: needs clang++ and libclang-rt-dev (apt-get install clang libclang-rt-dev)" >&2; exit 2; }
 CC=clang CXX=clang++ cmake -S . -B build-fuzz -DCMAKE_BUILD_TYPE=RelWithDebInfo -DMEMLENS_SANITIZE=address,undefined \
@@ -19,7 +19,7 @@ for t in $targets; do cmake --build build-fuzz -j"$jobs" --target "${t}_fuzz"; d
 mkdir -p build-fuzz/fuzz/crashes
 for t in $targets; do
   case $t in
-    pickle) corpus=pickle; extra=$( [ -d ../shared/torch-snapshots ] && echo ../shared/torch-snapshots || true ) ;;
+    snapshot) corpus=snapshot; extra=$( [ -d ../shared/torch-snapshots ] && echo ../shared/torch-snapshots || true ) ;;
     *) corpus=trace; extra= ;;
   esac
   mkdir -p "build-fuzz/fuzz/corpus_$t"

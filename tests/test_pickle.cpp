@@ -4,7 +4,7 @@
 #include <catch2/catch.hpp>
 #include <filesystem>
 #include <fstream>
-#include <memlens/snapshot/pickle.hpp>
+#include <memlens/snapshot/py_document.hpp>
 #include <sstream>
 
 using namespace memlens::snapshot;
@@ -38,7 +38,7 @@ TEST_CASE("pickle: the opcodes of a snapshot, value by value", "[snapshot]") {
                   short_str("neg") + bytes({0x8a, 2, 0x7f, 0xff}) + short_str("f") +
                   bytes({0x47, 0x3f, 0xf8, 0, 0, 0, 0, 0, 0}) + short_str("b") + bytes({0x43, 2, 'x', 'y'}) +
                   short_str("t") + bytes({0x68, 1, 0x85}) + bytes({0x75, 0x2e});
-  PickleDocument doc(p);
+  PyDocument doc(p);
   const PyValue& root = doc.root();
   REQUIRE(root.is(Kind::Dict));
   CHECK(root.size() == 6);
@@ -66,28 +66,28 @@ TEST_CASE("pickle: the opcodes of a snapshot, value by value", "[snapshot]") {
 
 TEST_CASE("pickle: code, lies and truncation are refused with the offset", "[snapshot]") {
   // GLOBAL 'os\nsystem\n': what a malicious pickle starts with.
-  CHECK_THROWS_WITH(PickleDocument(bytes({0x80, 2, 0x63}) + "os\nsystem\n"),
+  CHECK_THROWS_WITH(PyDocument(bytes({0x80, 2, 0x63}) + "os\nsystem\n"),
                     "pickle offset 2: opcode GLOBAL (0x63) is not allowed: a memory snapshot holds only plain data, and "
                     "memlens executes no pickle code");
-  CHECK_THROWS_WITH(PickleDocument(bytes({0x80, 4, 0x4e, 0x52})),
+  CHECK_THROWS_WITH(PyDocument(bytes({0x80, 4, 0x4e, 0x52})),
                     "pickle offset 3: opcode REDUCE (0x52) is not allowed: a memory snapshot holds only plain data, and "
                     "memlens executes no pickle code");
   // A string that declares 4 GiB in a 10-byte file: refused before anything is allocated.
-  CHECK_THROWS_WITH(PickleDocument(bytes({0x80, 4, 0x58, 0xff, 0xff, 0xff, 0xff, 'a', 'b', '.'})),
+  CHECK_THROWS_WITH(PyDocument(bytes({0x80, 4, 0x58, 0xff, 0xff, 0xff, 0xff, 'a', 'b', '.'})),
                     "pickle offset 2: a str of 4294967295 bytes in the 3 bytes left");
-  CHECK_THROWS_WITH(PickleDocument(bytes({0x80, 4, 0x7d})), "pickle offset 3: the pickle ends without STOP");
-  CHECK_THROWS_WITH(PickleDocument(bytes({0x80, 4, 0x4a, 1})),
+  CHECK_THROWS_WITH(PyDocument(bytes({0x80, 4, 0x7d})), "pickle offset 3: the pickle ends without STOP");
+  CHECK_THROWS_WITH(PyDocument(bytes({0x80, 4, 0x4a, 1})),
                     "pickle offset 3: the pickle ends inside an opcode's argument (4 bytes wanted)");
-  CHECK_THROWS_WITH(PickleDocument(bytes({0x80, 4, 0x68, 7, 0x2e})), "pickle offset 2: memo entry 7 was never stored");
-  CHECK_THROWS_WITH(PickleDocument(bytes({0x80, 4, 0x4e, 0x73, 0x2e})), "pickle offset 3: SETITEM on a stack of 1");
-  CHECK_THROWS_WITH(PickleDocument(bytes({0x80, 4, 0x5d, 0x4e, 0x4e, 0x73, 0x2e})),
+  CHECK_THROWS_WITH(PyDocument(bytes({0x80, 4, 0x68, 7, 0x2e})), "pickle offset 2: memo entry 7 was never stored");
+  CHECK_THROWS_WITH(PyDocument(bytes({0x80, 4, 0x4e, 0x73, 0x2e})), "pickle offset 3: SETITEM on a stack of 1");
+  CHECK_THROWS_WITH(PyDocument(bytes({0x80, 4, 0x5d, 0x4e, 0x4e, 0x73, 0x2e})),
                     "pickle offset 5: adding to a list where a dict belongs");
-  CHECK_THROWS_WITH(PickleDocument(bytes({0x80, 4, 0x4e, 0x4e, 0x2e})), "pickle offset 4: STOP with 2 values on the stack");
-  CHECK_THROWS_WITH(PickleDocument(bytes({0x80, 4, 0x8a, 10, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 0x2e})),
+  CHECK_THROWS_WITH(PyDocument(bytes({0x80, 4, 0x4e, 0x4e, 0x2e})), "pickle offset 4: STOP with 2 values on the stack");
+  CHECK_THROWS_WITH(PyDocument(bytes({0x80, 4, 0x8a, 10, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 0x2e})),
                     "pickle offset 2: LONG1 integer of 10 bytes is beyond 64 bits");
-  CHECK_THROWS_WITH(PickleDocument(bytes({0x80, 4, 0xff})), "pickle offset 2: unknown or unsupported opcode 0xff");
+  CHECK_THROWS_WITH(PyDocument(bytes({0x80, 4, 0xff})), "pickle offset 2: unknown or unsupported opcode 0xff");
   // A list appended to itself is a cycle in Python; here it is only a pointer, never a leak.
-  PickleDocument cycle(bytes({0x80, 4, 0x5d, 0x94, 0x68, 0, 0x61, 0x2e}));
+  PyDocument cycle(bytes({0x80, 4, 0x5d, 0x94, 0x68, 0, 0x61, 0x2e}));
   CHECK(cycle.root().items.at(0) == &cycle.root());
 }
 
@@ -107,7 +107,7 @@ TEST_CASE("pickle: the real snapshots in ../shared parse, frames shared through 
                             Expected{"voxelflex_dump_snapshot.pickle", 0, 0}}) {
     INFO(x.file);
     std::string data = slurp(dir + "/" + x.file);
-    PickleDocument doc(data);
+    PyDocument doc(data);
     const PyValue& root = doc.root();
     REQUIRE(root.is(Kind::Dict));
     for (const char* key : {"segments", "device_traces", "allocator_settings", "external_annotations"})

@@ -23,6 +23,8 @@
 #include "memlens/analysis/replay_trace.hpp"
 #include "memlens/profiler/export.hpp"
 #include "memlens/runtime/memory_source.hpp"
+#include "memlens/snapshot/py_document.hpp"
+#include "memlens/snapshot/recording.hpp"
 #include "record.hpp"
 #include "trace_input.hpp"
 
@@ -43,10 +45,21 @@ bool color_wanted(const std::string& format, const std::string& output) {
   return format == "text" && (output.empty() || output == "-") && isatty(STDOUT_FILENO) && !(no_color && *no_color);
 }
 
+// How a PyTorch snapshot marks steps, for the commands that read one.
+void add_snapshot_flags(CLI::App* c, snapshot::ImportOptions& o) {
+  c->add_option("--step-at", o.step_at,
+                "snapshots: a step ends where a run of allocations under this Python frame ends "
+                "(glob over FUNCTION or FILESTEM.FUNCTION, e.g. optimizers.step)");
+  c->add_option("--step-at-scope", o.step_at_scope,
+                "snapshots: a step ends where each record_function range of this name ends (glob, e.g. 'ProfilerStep*')");
+}
+
 // Options shared by every command that analyses traces.
 struct AnalysisFlags {
   std::string broadcast_factor = "4", broadcast_floor = "4KiB", top = "10";
+  snapshot::ImportOptions import;
   void add(CLI::App* c) {
+    add_snapshot_flags(c, import);
     c->add_option("--broadcast-factor", broadcast_factor,
                   "flag ops whose output is this many times their largest input (1 to 1e6)")
         ->capture_default_str();
@@ -90,7 +103,7 @@ struct ReportCommand {
     ro.color = color_wanted(format, output);
     OutputFile out(output, files, "-o");
     std::vector<Report> reports;
-    for (const auto& f : files) reports.push_back(load_trace(f, options).report);
+    for (const auto& f : files) reports.push_back(load_trace(f, options, flags.import).report);
     if (format == "json") emit(out, render_json(reports, ro));
     else if (format == "markdown") emit(out, render_markdown(reports, ro));
     else emit(out, render_text(reports, ro));
@@ -99,7 +112,8 @@ struct ReportCommand {
 };
 
 void add_report_options(CLI::App* c, ReportCommand& r, bool many) {
-  auto* files = c->add_option("FILE", r.files, many ? "traces (several: one per rank)" : "a trace")->required();
+  auto* files = c->add_option("FILE", r.files, many ? "traces or PyTorch snapshots (several: one per rank)"
+                                                     : "a trace or a PyTorch snapshot")->required();
   if (!many) files->expected(1);
   files->check(CLI::ExistingFile);
   c->add_option("--format", r.format, "text, markdown or json")->check(CLI::IsMember({"text", "markdown", "json"}))->capture_default_str();
@@ -134,7 +148,7 @@ struct CheckCommand {
     const AnalysisOptions options = flags.options();
     std::optional<OutputFile> junit_out;
     if (!junit.empty()) junit_out.emplace(junit, std::vector<std::string>{file, baseline}, "--junit");
-    Report r = load_trace(file, options).report;
+    Report r = load_trace(file, options, flags.import).report;
     std::vector<CheckVerdict> verdicts;
     try {
       verdicts = run_checks(r, l, working_dir());
@@ -159,6 +173,56 @@ std::string cupti_library() {
   for (const char* candidate : {MEMLENS_CUPTI_BUILD_PATH, MEMLENS_CUPTI_INSTALL_PATH})
     if (*candidate && std::filesystem::exists(candidate, ec)) return candidate;
   throw UsageError("record: --cupti needs libmemlens_cupti.so, which this build does not have (no CUDA toolkit with CUPTI)");
+}
+
+struct ImportCommand {
+  std::string file, output;
+  snapshot::ImportOptions options;
+
+  int run() const {
+    if (output == "-") throw UsageError("import: -o must name a file (a trace is binary)");
+    OutputFile out(output, {file}, "-o");
+    std::string bytes = snapshot::read_whole_file(file);
+    auto encoding = snapshot::sniff_snapshot(bytes.substr(0, 64));
+    if (encoding == snapshot::SnapshotEncoding::NotSnapshot)
+      throw UsageError(file + ": not a PyTorch memory snapshot (neither pickle nor JSON)");
+    snapshot::ImportSummary sum;
+    try {
+      sum = snapshot::import_snapshot(bytes, encoding, std::filesystem::path(file).filename().string(), out.write_path(),
+                                      options);
+    } catch (const snapshot::SnapshotError& e) {
+      throw UsageError(file + ": " + e.what());
+    }
+    out.commit();
+    std::error_code ec;
+    auto size = std::filesystem::file_size(output, ec);
+    std::printf("memlens: imported %s (%s, %llu trace entries, %llu device%s) to %s: %llu events, %s\n", file.c_str(),
+                encoding == snapshot::SnapshotEncoding::Pickle ? "pickle" : "JSON",
+                static_cast<unsigned long long>(sum.entries), static_cast<unsigned long long>(sum.devices),
+                sum.devices == 1 ? "" : "s", output.c_str(), static_cast<unsigned long long>(sum.events),
+                bytes_text(ec ? 0 : size).c_str());
+    std::printf("memlens: %llu allocations in %llu segments existed before the first entry (rewound from the state at dump)\n",
+                static_cast<unsigned long long>(sum.blocks_at_start), static_cast<unsigned long long>(sum.segments_at_start));
+    if (sum.steps) std::printf("memlens: %llu steps marked\n", static_cast<unsigned long long>(sum.steps));
+    if (sum.skipped)
+      std::printf("memlens: %llu entries of other actions (snapshot markers) skipped\n", static_cast<unsigned long long>(sum.skipped));
+    return kOk;
+  }
+};
+
+// "change: peak reserved 56.91 GiB -> 51.69 GiB (-5.22 GiB), OOMs 0 -> 0"
+std::string replay_change(const profiler::ReplayResult& before, const profiler::ReplayResult& after) {
+  auto signed_bytes = [](std::int64_t d) {
+    return (d < 0 ? "-" : "+") + bytes_text(static_cast<std::uint64_t>(d < 0 ? -d : d));
+  };
+  std::string out = "change: peak reserved " + bytes_text(static_cast<std::uint64_t>(before.peak_reserved)) + " -> " +
+                    bytes_text(static_cast<std::uint64_t>(after.peak_reserved)) + " (" +
+                    signed_bytes(after.peak_reserved - before.peak_reserved) + "), OOMs " +
+                    std::to_string(before.ooms.size()) + " -> " + std::to_string(after.ooms.size());
+  if (!before.ooms.empty())
+    out += after.ooms.empty() ? ": this setting would have avoided every recorded OOM"
+                              : after.ooms.size() < before.ooms.size() ? ": fewer, not all, avoided" : "";
+  return out + "\n";
 }
 
 int run_record(const RecordRequest& req) {
@@ -238,14 +302,14 @@ int main(int argc, char** argv) {
 
   std::string diff_a, diff_b, diff_format = "text", diff_output;
   auto* diff = app.add_subcommand("diff", "compare two traces: peaks, categories, sites, findings");
-  diff->add_option("A", diff_a, "the trace before")->required()->check(CLI::ExistingFile);
-  diff->add_option("B", diff_b, "the trace after")->required()->check(CLI::ExistingFile);
+  diff->add_option("A", diff_a, "the trace (or PyTorch snapshot) before")->required()->check(CLI::ExistingFile);
+  diff->add_option("B", diff_b, "the trace (or PyTorch snapshot) after")->required()->check(CLI::ExistingFile);
   diff->add_option("--format", diff_format, "text, markdown or json")->check(CLI::IsMember({"text", "markdown", "json"}))->capture_default_str();
   diff->add_option("-o,--output", diff_output, "write the diff to this file");
 
   std::string export_file, export_chrome, export_json;
   auto* exp = app.add_subcommand("export", "write a trace as Chrome trace JSON (Perfetto) or JSON lines");
-  exp->add_option("FILE", export_file, "a trace")->required()->check(CLI::ExistingFile);
+  exp->add_option("FILE", export_file, "a trace or a PyTorch snapshot")->required()->check(CLI::ExistingFile);
   auto* chrome = exp->add_option("--chrome", export_chrome, "Chrome trace JSON to write (opens in ui.perfetto.dev)");
   auto* jsonl = exp->add_option("--json", export_json, "JSON event stream to write, one event per line");
   chrome->excludes(jsonl);
@@ -260,7 +324,7 @@ int main(int argc, char** argv) {
 
   CheckCommand check_cmd;
   auto* check = app.add_subcommand("check", "the CI gate: limits and a baseline; exit 1 when one fails");
-  check->add_option("FILE", check_cmd.file, "a trace")->required()->check(CLI::ExistingFile);
+  check->add_option("FILE", check_cmd.file, "a trace or a PyTorch snapshot")->required()->check(CLI::ExistingFile);
   check->add_option("--device", check_cmd.device, "device the limits speak of (default: the busiest accelerator)");
   check->add_option("--max-peak", check_cmd.max_peak, "peak allocated at most this, e.g. 512MiB");
   check->add_option("--max-reserved", check_cmd.max_reserved, "peak reserved at most this");
@@ -275,13 +339,21 @@ int main(int argc, char** argv) {
 
   std::string base_file, base_out, base_device;
   auto* base = app.add_subcommand("baseline", "write a trace's peaks and leaks for later `check --baseline`");
-  base->add_option("FILE", base_file, "a trace")->required()->check(CLI::ExistingFile);
+  base->add_option("FILE", base_file, "a trace or a PyTorch snapshot")->required()->check(CLI::ExistingFile);
   base->add_option("-o,--output", base_out, "baseline JSON to write")->required();
   base->add_option("--device", base_device, "device to take (default: the busiest accelerator)");
 
+  ImportCommand import_cmd;
+  auto* imp = app.add_subcommand("import", "convert a PyTorch memory snapshot (pickle or JSON) into a trace");
+  imp->add_option("FILE", import_cmd.file, "torch.cuda.memory._dump_snapshot() output")->required()->check(CLI::ExistingFile);
+  imp->add_option("-o,--output", import_cmd.output, "trace to write")->required();
+  add_snapshot_flags(imp, import_cmd.options);
+  imp->footer("Every command reads snapshots directly too; import converts once, for repeated use.\n"
+              "Example: memlens import run.pickle -o run.memtrace --step-at-scope 'ProfilerStep*'");
+
   std::string view_file;
-  auto* view = app.add_subcommand("view", "open a trace in memlens-viewer");
-  view->add_option("FILE", view_file, "a trace")->required()->check(CLI::ExistingFile);
+  auto* view = app.add_subcommand("view", "open a trace or a PyTorch snapshot in memlens-viewer");
+  view->add_option("FILE", view_file, "a trace or a PyTorch snapshot")->required()->check(CLI::ExistingFile);
 
   try {
     app.parse(argc, argv);
@@ -337,20 +409,41 @@ int main(int argc, char** argv) {
       std::optional<std::uint64_t> capacity;
       if (!replay_capacity.empty()) capacity = byte_flag("--capacity", replay_capacity, kMinReplayCapacity);
       std::vector<profiler::ReplayRequest> requests;
-      std::string magic = read_input_file(replay_file, 8, /*prefix=*/true);
+      std::optional<profiler::ReplayOptions> run_options;  // the trace's own, to compare with
+      std::string head = read_input_file(replay_file, 64, /*prefix=*/true);
       std::string announce;
-      if (magic == std::string(profiler::kTraceMagic, 8)) {
+      if (head.starts_with(std::string_view(profiler::kTraceMagic, 8)) ||
+          snapshot::sniff_snapshot(head) != snapshot::SnapshotEncoding::NotSnapshot) {
         auto reader = open_trace(replay_file);
+        // The run's own configuration, with --alloc-conf's settings over it.
+        try {
+          o.config = AllocatorConfig::parse(reader->header().allocator_config + "," + replay_conf);
+        } catch (const std::exception& e) {
+          throw UsageError(std::string("--alloc-conf: ") + e.what());
+        }
         std::string chosen;
         try {
           requests = replay_requests(*reader, replay_device, &chosen);
         } catch (const std::exception& e) {
           throw UsageError(replay_file + ": " + e.what());
         }
+        bool known_capacity = false;
         for (const auto& d : reader->header().devices)
-          if (d.name == chosen && d.capacity) o.capacity = d.capacity;
+          if (d.name == chosen && d.capacity) o.capacity = d.capacity, known_capacity = true;
         announce = "replaying " + std::to_string(requests.size()) + " requests of " +
                    (chosen.empty() ? std::string("no device") : chosen) + " from " + replay_file + "\n";
+        if (!known_capacity && !capacity) {
+          // A PyTorch snapshot does not say how large its device was.
+          o.capacity = kUnknownCapacity;
+          announce += "the trace does not give the device's size: replayed on a 1.00 TiB device (--capacity sets one)\n";
+        }
+        if (!replay_conf.empty()) {
+          // What the setting changes: the run's own configuration first, then with it.
+          profiler::ReplayOptions own = o;
+          own.config = AllocatorConfig::parse(reader->header().allocator_config);
+          if (capacity) own.capacity = *capacity;
+          run_options = own;
+        }
       } else {
         std::ifstream in(replay_file);
         try {
@@ -360,11 +453,20 @@ int main(int argc, char** argv) {
         }
       }
       if (capacity) o.capacity = *capacity;
-      std::string result = profiler::format_replay(profiler::replay(requests, o), o);
-      std::fputs((announce + result).c_str(), stdout);
+      profiler::ReplayResult result = profiler::replay(requests, o);
+      std::string text = announce;
+      if (run_options) {
+        profiler::ReplayResult own = profiler::replay(requests, *run_options);
+        text += "as recorded:\n" + profiler::format_replay(own, *run_options) + "with --alloc-conf " + replay_conf + ":\n" +
+                profiler::format_replay(result, o) + replay_change(own, result);
+      } else {
+        text += profiler::format_replay(result, o);
+      }
+      std::fputs(text.c_str(), stdout);
       return kOk;
     }
     if (check->parsed()) return check_cmd.run();
+    if (imp->parsed()) return import_cmd.run();
     if (base->parsed()) {
       OutputFile out(base_out, {base_file}, "-o");
       Report r = load_trace(base_file).report;

@@ -21,6 +21,8 @@ class OutputFile {
   OutputFile& operator=(const OutputFile&) = delete;
 
   std::ostream& stream();
+  // For a writer that opens the file itself (a trace): it writes here, then commit().
+  const std::string& write_path() const { return temporary_.empty() ? path_ : temporary_; }
   // Flushes and puts the file in place; throws UsageError when that fails.
   void commit();
   bool is_stdout() const { return path_.empty(); }

@@ -12,22 +12,24 @@
 
 #include "exit_codes.hpp"
 #include "memlens/common/input_file.hpp"
+#include "memlens/snapshot/recording.hpp"
 
 namespace memlens::cli {
 
-std::unique_ptr<profiler::TraceReader> open_trace(const std::string& path) {
+std::unique_ptr<profiler::TraceReader> open_trace(const std::string& path, const snapshot::ImportOptions& options) {
   std::error_code ec;
   if (std::filesystem::is_directory(path, ec)) throw UsageError(path + ": is a directory, not a trace");
   try {
-    return std::make_unique<profiler::TraceReader>(path);
+    return snapshot::open_recording(path, options);
   } catch (const std::exception& e) {
     throw UsageError(e.what());
   }
 }
 
-LoadedTrace load_trace(const std::string& path, const analysis::AnalysisOptions& options) {
+LoadedTrace load_trace(const std::string& path, const analysis::AnalysisOptions& options,
+                       const snapshot::ImportOptions& import) {
   LoadedTrace t;
-  t.reader = open_trace(path);
+  t.reader = open_trace(path, import);
   bool tty = isatty(STDERR_FILENO);
   bool shown = false;
   analysis::Progress progress;

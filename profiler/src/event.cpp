@@ -1,4 +1,5 @@
 #include "memlens/profiler/event.hpp"
+#include "memlens/profiler/trace_format.hpp"
 
 namespace memlens::profiler {
 
@@ -39,6 +40,12 @@ std::string_view view_kind_name(ViewKind k) {
 std::string_view copy_reason_name(CopyReason r) {
   constexpr std::string_view names[] = {"to_device", "contiguous", "reshape", "clone", "copy_", "index", "op_internal"};
   auto i = static_cast<std::size_t>(r);
+  return i < std::size(names) ? names[i] : "unknown";
+}
+
+std::string_view language_name(Language l) {
+  constexpr std::string_view names[] = {"unknown", "native", "python"};
+  auto i = static_cast<std::size_t>(l);
   return i < std::size(names) ? names[i] : "unknown";
 }
 

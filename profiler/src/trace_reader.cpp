@@ -27,6 +27,7 @@ TraceHeader parse_header(const nlohmann::json& j) {
   for (auto& d : j.at("devices")) h.devices.push_back({d.at("name").get<std::string>(), d.at("capacity").get<std::uint64_t>()});
   h.allocator_config = j.at("allocator_config").get<std::string>();
   h.notes = j.at("notes").get<std::string>();
+  h.ends_mid_run = j.value("ends_mid_run", false);
   return h;
 }
 
@@ -37,7 +38,9 @@ std::string count_text(std::uint64_t events, std::size_t chunks) {
 
 }  // namespace
 
-TraceReader::TraceReader(const std::string& path) : path_(path), data_(std::make_unique<MappedFile>(path)) {
+TraceReader::TraceReader(const std::string& file, const std::string& shown_as)
+    : path_(shown_as.empty() ? file : shown_as), data_(std::make_unique<MappedFile>(file)) {
+  const std::string& path = path_;
   const std::size_t n = data_->size();
   if (n == 0) throw TraceError(path + ": empty file, not a memlens trace");
   if (n < sizeof kTraceMagic || std::memcmp(data_->data(), kTraceMagic, sizeof kTraceMagic) != 0)
@@ -110,6 +113,9 @@ void TraceReader::scan_chunks(std::uint64_t at) {
           s.line = static_cast<std::uint32_t>(input.varint());
           s.function = static_cast<std::uint32_t>(input.varint());
           s.address = input.varint();
+          std::uint64_t language = input.varint();
+          if (language >= kLanguageCount) throw TraceError("unknown frame language " + std::to_string(language));
+          s.language = static_cast<Language>(language);
           sites_.push_back(s);
         }
       } else if (type == ChunkType::Stacks) {
@@ -118,9 +124,13 @@ void TraceReader::scan_chunks(std::uint64_t at) {
         for (std::uint32_t i = 0; i < count; ++i) {
           std::uint64_t depth = input.varint();
           if (depth > 1024) throw TraceError("stack deeper than 1024 frames");
-          std::vector<std::uint64_t> frames;
-          std::uint64_t prev = 0;
-          for (std::uint64_t k = 0; k < depth; ++k) frames.push_back(prev += static_cast<std::uint64_t>(codec::unzigzag(input.varint())));
+          std::vector<std::uint32_t> frames;
+          std::int64_t prev = 0;
+          for (std::uint64_t k = 0; k < depth; ++k) {
+            // A frame past the site table reads as "none", like any id.
+            prev += codec::unzigzag(input.varint());
+            frames.push_back(prev > 0 && prev <= 0xffffffff ? static_cast<std::uint32_t>(prev) : 0);
+          }
           stacks_.push_back(std::move(frames));
         }
       } else if (type == ChunkType::Modules) {
@@ -320,17 +330,21 @@ TraceReader::~TraceReader() = default;
 SiteInfo TraceReader::site(std::uint32_t id) const {
   if (id == 0 || id >= sites_.size()) return {};
   const Site& s = sites_[id];
-  if (!s.address) return {string(s.file), s.line, string(s.function), 0};
+  if (!s.address) return {string(s.file), s.line, string(s.function), 0, s.language};
   if (!symbolizer_) symbolizer_ = std::make_unique<Symbolizer>(modules_);
-  return symbolizer_->resolve(s.address);
+  SiteInfo info = symbolizer_->resolve(s.address);
+  info.language = s.language;
+  return info;
 }
 
 std::vector<SiteInfo> TraceReader::stack(std::uint32_t id) const {
-  if (id == 0 || id >= stacks_.size()) return {};
-  if (!symbolizer_) symbolizer_ = std::make_unique<Symbolizer>(modules_);
   std::vector<SiteInfo> out;
-  for (auto f : stacks_[id]) out.push_back(symbolizer_->resolve(f));
+  for (std::uint32_t f : stack_sites(id)) out.push_back(site(f));
   return out;
+}
+
+const std::vector<std::uint32_t>& TraceReader::stack_sites(std::uint32_t id) const {
+  return id < stacks_.size() ? stacks_[id] : stacks_[0];
 }
 
 std::string TraceReader::site_location(std::uint32_t id) const {

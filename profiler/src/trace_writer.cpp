@@ -19,7 +19,8 @@ nlohmann::json header_json(const TraceHeader& h) {
   nlohmann::json devices = nlohmann::json::array();
   for (auto& d : h.devices) devices.push_back({{"name", d.name}, {"capacity", d.capacity}});
   return {{"program", h.program}, {"pid", h.pid}, {"clock", h.clock}, {"start_unix_ns", h.start_unix_ns},
-          {"devices", devices}, {"allocator_config", h.allocator_config}, {"notes", h.notes}};
+          {"devices", devices}, {"allocator_config", h.allocator_config}, {"notes", h.notes},
+          {"ends_mid_run", h.ends_mid_run}};
 }
 }  // namespace
 
@@ -61,9 +62,11 @@ std::uint32_t TraceWriter::intern_string(std::string_view s) {
   return it->second;
 }
 
-std::uint32_t TraceWriter::intern_site(std::string_view file, std::uint32_t line, std::string_view function) {
-  Site site{intern_string(file), line, intern_string(function)};
-  std::string key = std::to_string(site.file) + ":" + std::to_string(line) + ":" + std::to_string(site.function);
+std::uint32_t TraceWriter::intern_site(std::string_view file, std::uint32_t line, std::string_view function,
+                                       Language language) {
+  Site site{intern_string(file), line, intern_string(function), 0, language};
+  std::string key = std::to_string(site.file) + ":" + std::to_string(line) + ":" + std::to_string(site.function) +
+                    ":" + std::to_string(static_cast<int>(language));
   auto [it, fresh] = sites_.emplace(key, 0);
   if (fresh) {
     it->second = first_pending_site_ + static_cast<std::uint32_t>(pending_sites_.size());
@@ -77,7 +80,7 @@ std::uint32_t TraceWriter::intern_site_address(std::uint64_t address) {
   auto [it, fresh] = address_sites_.emplace(address, 0);
   if (fresh) {
     it->second = first_pending_site_ + static_cast<std::uint32_t>(pending_sites_.size());
-    pending_sites_.push_back(Site{0, 0, 0, address});
+    pending_sites_.push_back(Site{0, 0, 0, address, Language::Native});
   }
   return it->second;
 }
@@ -85,12 +88,23 @@ std::uint32_t TraceWriter::intern_site_address(std::uint64_t address) {
 std::uint32_t TraceWriter::intern_stack(const void* const* frames, int depth) {
   if (depth <= 0) return 0;
   std::string key(reinterpret_cast<const char*>(frames), static_cast<std::size_t>(depth) * sizeof(void*));
+  auto [it, fresh] = native_stacks_.emplace(std::move(key), 0);
+  if (fresh) {
+    std::vector<std::uint32_t> sites(static_cast<std::size_t>(depth));
+    for (int i = 0; i < depth; ++i)
+      sites[static_cast<std::size_t>(i)] = intern_site_address(reinterpret_cast<std::uint64_t>(frames[i]));
+    it->second = intern_stack(sites);
+  }
+  return it->second;
+}
+
+std::uint32_t TraceWriter::intern_stack(const std::vector<std::uint32_t>& sites) {
+  if (sites.empty()) return 0;
+  std::string key(reinterpret_cast<const char*>(sites.data()), sites.size() * sizeof(std::uint32_t));
   auto [it, fresh] = stacks_.emplace(std::move(key), 0);
   if (fresh) {
     it->second = first_pending_stack_ + static_cast<std::uint32_t>(pending_stacks_.size());
-    std::vector<std::uint64_t> v(static_cast<std::size_t>(depth));
-    for (int i = 0; i < depth; ++i) v[static_cast<std::size_t>(i)] = reinterpret_cast<std::uint64_t>(frames[i]);
-    pending_stacks_.push_back(std::move(v));
+    pending_stacks_.push_back(sites);
   }
   return it->second;
 }
@@ -166,15 +180,16 @@ void TraceWriter::flush() {
     raw += s;
   });
   write_table(ChunkType::Sites, first_pending_site_, pending_sites_, [](std::string& raw, const Site& s) {
-    for (std::uint64_t v : {std::uint64_t{s.file}, std::uint64_t{s.line}, std::uint64_t{s.function}, s.address})
+    for (std::uint64_t v : {std::uint64_t{s.file}, std::uint64_t{s.line}, std::uint64_t{s.function}, s.address,
+                            std::uint64_t{static_cast<std::uint8_t>(s.language)}})
       codec::put_varint(raw, v);
   });
   write_table(ChunkType::Stacks, first_pending_stack_, pending_stacks_,
-              [](std::string& raw, const std::vector<std::uint64_t>& frames) {
+              [](std::string& raw, const std::vector<std::uint32_t>& frames) {
                 codec::put_varint(raw, frames.size());
-                std::uint64_t prev = 0;
-                for (auto f : frames) {
-                  codec::put_varint(raw, codec::zigzag(static_cast<std::int64_t>(f - prev)));
+                std::int64_t prev = 0;
+                for (std::uint32_t f : frames) {
+                  codec::put_varint(raw, codec::zigzag(std::int64_t{f} - prev));
                   prev = f;
                 }
               });

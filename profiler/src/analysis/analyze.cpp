@@ -48,7 +48,8 @@ void gather_findings(Report& r) {
             std::to_string(g.steps_observed) + " steps (" + bytes_text(g.first_bytes) + " -> " + bytes_text(g.last_bytes) +
             "): something keeps every step's tensors alive",
         g.time_ns);
-  for (const LeakGroup& l : r.leaks.alive_at_end)
+  // A snapshot taken mid-run holds the run's working set: listed, not found to leak.
+  for (const LeakGroup& l : r.ends_mid_run ? std::vector<LeakGroup>{} : r.leaks.alive_at_end)
     add(FindingKind::Leak, l.site, l.bytes,
         bytes_text(l.bytes) + " in " + std::to_string(l.blocks) + (l.blocks == 1 ? " block" : " blocks") + " (" +
             std::string(profiler::category_name(l.category)) + ") still alive at the end of the trace",
@@ -119,6 +120,7 @@ Report analyze(const profiler::TraceReader& trace, const AnalysisOptions& option
   r.program = trace.header().program;
   r.pid = trace.header().pid;
   r.notes = trace.header().notes;
+  r.ends_mid_run = trace.header().ends_mid_run;
 
   LiveMemory live(trace.header().devices.size());
   PassState s{trace, options, live};

@@ -91,9 +91,15 @@ class Layout {
   Block leaks() const {
     const LeakSection& l = r_.leaks;
     Block b{2, "leaks", {}};
-    b.parts.push_back({bytes_text(l.leaked_bytes) + " in " + num(l.leaked_blocks) + " blocks alive at the end and not expected to be (" +
-                           bytes_text(l.expected_bytes) + " of parameters, gradients, optimiser state and set-up also alive)",
-                       {}, false});
+    if (r_.ends_mid_run)
+      b.parts.push_back({bytes_text(l.leaked_bytes + l.expected_bytes) +
+                             " alive when the snapshot was taken, mid-run: the working set then, not leaks by "
+                             "themselves (a site that grows step after step is)",
+                         {}, false});
+    else
+      b.parts.push_back({bytes_text(l.leaked_bytes) + " in " + num(l.leaked_blocks) + " blocks alive at the end and not expected to be (" +
+                             bytes_text(l.expected_bytes) + " of parameters, gradients, optimiser state and set-up also alive)",
+                         {}, false});
     if (!l.alive_at_end.empty()) {
       Table t{{"site", "category", "bytes", "blocks"}, {false, false, true, true}, 0, {}};
       for (const auto& g : l.alive_at_end)

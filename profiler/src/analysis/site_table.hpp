@@ -22,7 +22,8 @@ class SiteTable {
     profiler::SiteInfo info = trace_.site(id);
     SiteId out = 0;
     if (!info.file.empty()) {
-      SiteRef ref{info.file + ":" + std::to_string(info.line), info.function};
+      // Line 0 is "no line" (an autograd node, a frame without line info).
+      SiteRef ref{info.line ? info.file + ":" + std::to_string(info.line) : info.file, info.function};
       auto [it, fresh] = by_ref_.try_emplace(ref.location + "\n" + ref.function, static_cast<SiteId>(sites_.size()));
       if (fresh) sites_.push_back(std::move(ref));
       out = it->second;

@@ -232,6 +232,7 @@ struct Report {
   std::string program;
   std::int64_t pid = 0;
   std::string notes;           // from the trace header
+  bool ends_mid_run = false;   // from the trace header: alive at the end is not leaked
   std::string problem;         // why the trace is incomplete, "" when whole
   std::uint64_t events = 0;
   std::uint64_t duration_ns = 0;

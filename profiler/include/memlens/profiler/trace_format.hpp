@@ -3,6 +3,7 @@
 // Layout in docs/trace-format.md.
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "memlens/runtime/errors.hpp"
@@ -14,7 +15,7 @@ class TraceError : public Error { using Error::Error; };
 inline constexpr char kTraceMagic[8] = {'M', 'E', 'M', 'T', 'R', 'A', 'C', 'E'};
 inline constexpr char kTrailerMagic[8] = {'M', 'E', 'M', 'T', 'E', 'N', 'D', '!'};
 inline constexpr std::uint32_t kChunkMagic = 0x4b4e4843;  // "CHNK"
-inline constexpr std::uint32_t kFormatVersion = 2;  // 2: views carry their dtype
+inline constexpr std::uint32_t kFormatVersion = 3;  // 3: stacks are site ids; sites carry a language
 
 enum class ChunkType : std::uint8_t { Events = 1, Strings = 2, Sites = 3, Modules = 4, Stacks = 5, Footer = 15 };
 constexpr bool is_chunk_type(std::uint8_t t) { return (t >= 1 && t <= 5) || t == 15; }
@@ -39,16 +40,25 @@ struct TraceHeader {
   std::vector<DeviceInfo> devices;
   std::string allocator_config;
   std::string notes;                   // e.g. "cuda served by sim: no CUDA device: ..."
+  // The trace stops where a snapshot was taken, mid-run (PyTorch's): what is alive at
+  // its end is not a leak by itself.
+  bool ends_mid_run = false;
   bool operator==(const TraceHeader&) const = default;
 };
 
-// A user call site: file, line, function as written (interned strings), or a code
-// address that the reader symbolises with the module table (file = 0 then).
+// What a frame was written in: stacks imported from PyTorch mix Python and C++ frames.
+enum class Language : std::uint8_t { Unknown = 0, Native = 1, Python = 2 };
+inline constexpr std::uint8_t kLanguageCount = 3;
+std::string_view language_name(Language l);  // "unknown", "native", "python"
+
+// A call site or stack frame: file, line, function as written (interned strings), or a
+// code address that the reader symbolises with the module table (file = 0 then).
 struct Site {
   std::uint32_t file = 0;      // interned string
   std::uint32_t line = 0;
   std::uint32_t function = 0;  // interned string
   std::uint64_t address = 0;   // return address into the caller's code
+  Language language = Language::Unknown;
   bool operator==(const Site&) const = default;
 };
 
@@ -67,6 +77,7 @@ struct SiteInfo {
   std::uint32_t line = 0;
   std::string function;  // demangled when symbolised
   std::uint64_t address = 0;
+  Language language = Language::Unknown;
 };
 
 struct ChunkInfo {

@@ -23,8 +23,9 @@ class MappedFile;
 class TraceReader {
  public:
   // Reads the header and scans the chunks; throws TraceError ("FILE: not a memlens trace
-  // (bad magic)") when the file cannot be a trace at all.
-  explicit TraceReader(const std::string& path);
+  // (bad magic)") when the file cannot be a trace at all. Messages and path() name the
+  // file `shown_as` when given (a snapshot converted into a temporary trace).
+  explicit TraceReader(const std::string& path, const std::string& shown_as = "");
   ~TraceReader();
   TraceReader(const TraceReader&) = delete;
   TraceReader& operator=(const TraceReader&) = delete;
@@ -48,8 +49,10 @@ class TraceReader {
   // "file:line" of a site, "" when unknown.
   std::string site_location(std::uint32_t id) const;
   const std::vector<ModuleInfo>& modules() const { return modules_; }
-  // A recorded native stack, innermost frame first, symbolised. {} for 0 or unknown.
+  // A stack, innermost frame first, each frame resolved as site() does. {} for 0 or unknown.
   std::vector<SiteInfo> stack(std::uint32_t id) const;
+  // Its frames as site ids (no symbolising). {} for 0 or unknown.
+  const std::vector<std::uint32_t>& stack_sites(std::uint32_t id) const;
 
   bool has_footer() const { return footer_.has_value(); }
   // The footer's totals, when it is there.
@@ -76,7 +79,7 @@ class TraceReader {
   std::vector<std::string> strings_{""};
   std::vector<Site> sites_{Site{}};
   std::vector<ModuleInfo> modules_;
-  std::vector<std::vector<std::uint64_t>> stacks_{{}};
+  std::vector<std::vector<std::uint32_t>> stacks_{{}};
   mutable std::unique_ptr<Symbolizer> symbolizer_;
   std::optional<TraceTotals> footer_;
   mutable TraceTotals totals_;

@@ -24,10 +24,13 @@ class TraceWriter {
 
   // Interned ids are stable for the file; 0 is reserved for "none".
   std::uint32_t intern_string(std::string_view s);
-  std::uint32_t intern_site(std::string_view file, std::uint32_t line, std::string_view function);
+  std::uint32_t intern_site(std::string_view file, std::uint32_t line, std::string_view function,
+                            Language language = Language::Unknown);
   std::uint32_t intern_site_address(std::uint64_t address);
   // A native stack, innermost frame first (return addresses); 0 for an empty one.
   std::uint32_t intern_stack(const void* const* frames, int depth);
+  // A stack of interned sites (symbolic frames from elsewhere), innermost first.
+  std::uint32_t intern_stack(const std::vector<std::uint32_t>& sites);
   // Modules go into the trace with the next flush.
   void add_modules(const std::vector<ModuleInfo>& modules);
 
@@ -56,8 +59,9 @@ class TraceWriter {
   std::vector<Site> pending_sites_;
   std::unordered_map<std::uint64_t, std::uint32_t> address_sites_;
   std::vector<ModuleInfo> pending_modules_;
-  std::unordered_map<std::string, std::uint32_t> stacks_;  // key: the frames' bytes
-  std::vector<std::vector<std::uint64_t>> pending_stacks_;
+  std::unordered_map<std::string, std::uint32_t> native_stacks_;  // key: the return addresses' bytes
+  std::unordered_map<std::string, std::uint32_t> stacks_;         // key: the site ids' bytes
+  std::vector<std::vector<std::uint32_t>> pending_stacks_;
   std::uint32_t first_pending_stack_ = 1;
   std::uint32_t first_pending_site_ = 1;
   // The events chunk being built: encoded as they arrive.

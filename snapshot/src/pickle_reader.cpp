@@ -1,6 +1,6 @@
 // An iterative reader for the pickle opcodes PyTorch's snapshots use; every other opcode
 // is refused. The stack holds values owned by the document, so the memo shares them.
-#include "memlens/snapshot/pickle.hpp"
+#include "document_readers.hpp"
 
 #include <absl/container/flat_hash_map.h>
 
@@ -32,44 +32,9 @@ const char* opcode_name(std::uint8_t op) {
 
 }  // namespace
 
-std::string_view kind_name(Kind k) {
-  switch (k) {
-    case Kind::None: return "None";
-    case Kind::Bool: return "bool";
-    case Kind::Int: return "int";
-    case Kind::Float: return "float";
-    case Kind::String: return "str";
-    case Kind::Bytes: return "bytes";
-    case Kind::List: return "list";
-    case Kind::Tuple: return "tuple";
-    case Kind::Dict: return "dict";
-  }
-  return "?";
-}
-
-const PyValue* PyValue::get(std::string_view key) const {
-  if (kind != Kind::Dict) return nullptr;
-  // Later entries win, as in Python; snapshots' dicts are small.
-  for (std::size_t i = items.size(); i >= 2; i -= 2)
-    if (items[i - 2]->kind == Kind::String && items[i - 2]->text == key) return items[i - 1];
-  return nullptr;
-}
-
-std::int64_t PyValue::as_i64() const {
-  if (kind == Kind::Bool) return boolean;
-  if (kind != Kind::Int || unsigned64) throw PickleError("expected an int of 64 bits, found " + std::string(kind_name(kind)));
-  return integer;
-}
-
-std::uint64_t PyValue::as_u64() const {
-  if (kind == Kind::Int && (unsigned64 || integer >= 0)) return static_cast<std::uint64_t>(integer);
-  throw PickleError("expected a non-negative int, found " +
-                    (kind == Kind::Int ? std::to_string(integer) : std::string(kind_name(kind))));
-}
-
 class PickleParser {
  public:
-  PickleParser(PickleDocument& doc, std::string_view bytes) : doc_(doc), p_(bytes) {}
+  PickleParser(PyDocument& doc, std::string_view bytes) : doc_(doc), p_(bytes) {}
 
   const PyValue* run() {
     while (true) {
@@ -179,7 +144,7 @@ class PickleParser {
 
  private:
   [[noreturn]] void fail(std::size_t at, const std::string& why) const {
-    throw PickleError("pickle offset " + std::to_string(at) + ": " + why);
+    throw SnapshotError("pickle offset " + std::to_string(at) + ": " + why);
   }
 
   std::string_view take(std::size_t n) {
@@ -273,7 +238,7 @@ class PickleParser {
     return v;
   }
 
-  PickleDocument& doc_;
+  PyDocument& doc_;
   std::string_view p_;
   std::size_t at_ = 0;
   std::vector<PyValue*> stack_;
@@ -281,6 +246,6 @@ class PickleParser {
   absl::flat_hash_map<std::uint64_t, PyValue*> memo_;
 };
 
-PickleDocument::PickleDocument(std::string_view bytes) { root_ = PickleParser(*this, bytes).run(); }
+const PyValue* read_pickle(PyDocument& doc, std::string_view bytes) { return PickleParser(doc, bytes).run(); }
 
 }  // namespace memlens::snapshot

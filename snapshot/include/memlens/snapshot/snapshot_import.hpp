@@ -1,0 +1,40 @@
+#pragma once
+// A PyTorch memory snapshot (torch.cuda.memory._dump_snapshot, pickle or JSON) converted
+// into a memlens trace, so every analysis, check, diff, replay and the viewer read real
+// PyTorch runs. The mapping is in docs/pytorch.md.
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+namespace memlens::snapshot {
+
+struct ImportOptions {
+  // Glob over Python frames ("step", "optimizers.step": function, or file stem and
+  // function): a run of allocations under a matching frame ends a step when it ends.
+  std::string step_at;
+  // Glob over annotation names (record_function ranges, "ProfilerStep*"): each matching
+  // range ends a step where it ends.
+  std::string step_at_scope;
+};
+
+struct ImportSummary {
+  std::uint64_t entries = 0;         // trace entries read, every device
+  std::uint64_t events = 0;          // events written
+  std::uint64_t devices = 0;         // cuda devices in the snapshot
+  std::uint64_t blocks_at_start = 0; // allocations that existed before the first entry
+  std::uint64_t segments_at_start = 0;
+  std::uint64_t steps = 0;           // Step events written by --step-at / --step-at-scope
+  std::uint64_t skipped = 0;         // entries of actions memlens does not map
+};
+
+enum class SnapshotEncoding : std::uint8_t { NotSnapshot, Pickle, Json };
+// Recognises a snapshot from its first bytes: pickle protocol 2+ or a JSON document.
+SnapshotEncoding sniff_snapshot(std::string_view head);
+
+// Converts the snapshot in `bytes` (named `source` in messages and the trace header) into
+// a trace at `trace_path`. Throws SnapshotError (one line, with the offset or the path in
+// the document) for input that is not a snapshot; nothing of the input is executed.
+ImportSummary import_snapshot(std::string_view bytes, SnapshotEncoding encoding, const std::string& source,
+                              const std::string& trace_path, const ImportOptions& options = {});
+
+}  // namespace memlens::snapshot

@@ -1,0 +1,527 @@
+// PyTorch snapshot -> memlens trace. Three passes over the document:
+//  1. read and check every trace entry and annotation, merged in time order;
+//  2. rewind: the state at dump (segments and their blocks) minus what the entries did is
+//     the state at the first entry, written first, so memory that existed before
+//     recording began is accounted for rather than a ghost;
+//  3. replay the entries as events, with sites and stacks from their frames.
+#include "memlens/snapshot/snapshot_import.hpp"
+
+#include <algorithm>
+#include <map>
+#include <unordered_map>
+#include <vector>
+
+#include "frame_site.hpp"
+#include "memlens/profiler/trace_writer.hpp"
+#include "memlens/snapshot/py_document.hpp"
+
+namespace memlens::snapshot {
+
+using profiler::Event;
+using profiler::EventKind;
+using profiler::Language;
+using Kind = PyValue::Kind;
+
+namespace {
+
+constexpr std::uint64_t kSmallSegmentBytes = 2u << 20;  // PyTorch's small pool grows in 2 MiB segments
+constexpr std::size_t kMaxDevices = 255;                // events name devices in a byte
+constexpr std::size_t kMaxStackFrames = 1024;           // the trace reader's bound
+
+[[noreturn]] void bad(const std::string& where, const std::string& why) { throw SnapshotError(where + ": " + why); }
+
+const PyValue& expect(const PyValue* v, Kind k, const std::string& where) {
+  if (!v) bad(where, std::string("missing (expected a ") + std::string(kind_name(k)) + ")");
+  if (!v->is(k) && !(k == Kind::List && v->is(Kind::Tuple)))
+    bad(where, "expected a " + std::string(kind_name(k)) + ", found " + std::string(kind_name(v->kind)));
+  return *v;
+}
+
+std::uint64_t u64(const PyValue* v, const std::string& where) {
+  if (!v) bad(where, "missing (expected an int)");
+  try {
+    return v->as_u64();
+  } catch (const SnapshotError& e) {
+    bad(where, e.what());
+  }
+}
+
+std::string text(const PyValue* v, const std::string& where) {
+  return expect(v, Kind::String, where).text;
+}
+
+std::string at(const std::string& base, std::size_t i) { return base + "[" + std::to_string(i) + "]"; }
+std::string at(const std::string& base, std::string_view key) { return base + "." + std::string(key); }
+
+enum class Action : std::uint8_t { SegmentAlloc, SegmentFree, Alloc, FreeRequested, FreeCompleted, Oom, Begin, End, Other };
+
+Action action_of(std::string_view a) {
+  if (a == "segment_alloc" || a == "segment_map") return Action::SegmentAlloc;
+  if (a == "segment_free" || a == "segment_unmap") return Action::SegmentFree;
+  if (a == "alloc") return Action::Alloc;
+  if (a == "free_requested" || a == "free") return Action::FreeRequested;
+  if (a == "free_completed") return Action::FreeCompleted;
+  if (a == "oom") return Action::Oom;
+  return Action::Other;  // "snapshot" and anything newer
+}
+
+// One trace entry or annotation, in the merged timeline.
+struct Entry {
+  Action action = Action::Other;
+  std::size_t device = 0;
+  std::uint64_t time_us = 0;
+  std::size_t order = 0;  // position in the file: ties keep it
+  std::uint64_t addr = 0, size = 0, stream = 0, device_free = 0;
+  const PyValue* frames = nullptr;
+  std::string name;  // annotations
+};
+
+struct Block {
+  std::uint64_t size = 0;
+  const PyValue* frames = nullptr;
+};
+
+// What one device holds: segments as address ranges, blocks by address.
+struct DeviceState {
+  std::map<std::uint64_t, std::uint64_t> segments;  // start -> size
+  std::unordered_map<std::uint64_t, Block> blocks;
+  std::map<std::uint64_t, bool> small_pool;         // dump segments' start -> small
+  std::uint64_t allocated = 0, reserved = 0;
+
+  // Removes [a, a+n) from the ranges, splitting one that holds it (expandable segments).
+  void erase_range(std::uint64_t a, std::uint64_t n) {
+    auto it = segments.upper_bound(a);
+    if (it == segments.begin()) return;
+    --it;
+    std::uint64_t start = it->first, end = start + it->second;
+    if (a >= end) return;
+    segments.erase(it);
+    if (start < a) segments[start] = a - start;
+    if (a + n < end) segments[a + n] = end - (a + n);
+  }
+  std::uint64_t segment_of(std::uint64_t a) const {
+    auto it = segments.upper_bound(a);
+    if (it == segments.begin()) return 0;
+    --it;
+    return a < it->first + it->second ? it->first : 0;
+  }
+  bool is_small(std::uint64_t a, std::uint64_t size) const {
+    auto it = small_pool.upper_bound(a);
+    if (it != small_pool.begin()) return std::prev(it)->second;
+    return size == kSmallSegmentBytes;
+  }
+};
+
+std::string config_text(const PyValue* settings) {
+  if (!settings || !settings->is(Kind::Dict)) return "";
+  std::string out;
+  if (const PyValue* m = settings->get("max_split_size"); m && m->is(Kind::Int) && !m->unsigned64 && m->integer > 0)
+    out += "max_split_size_mb:" + std::to_string(m->integer >> 20) + ",";
+  // PyTorch keeps divisions per power-of-two interval; memlens' allocator takes one for
+  // all, so the largest one stands for them.
+  std::int64_t divisions = 0;
+  if (const PyValue* r = settings->get("roundup_power2_divisions")) {
+    if (r->is(Kind::Int)) divisions = r->integer;
+    if (r->is(Kind::Dict))
+      for (std::size_t i = 1; i < r->items.size(); i += 2)
+        if (r->items[i]->is(Kind::Int)) divisions = std::max(divisions, r->items[i]->integer);
+    if (r->is(Kind::List))
+      for (const PyValue* d : r->items)
+        if (d->is(Kind::Int)) divisions = std::max(divisions, d->integer);
+  }
+  out += "roundup_power2_divisions:" + std::to_string(std::max<std::int64_t>(divisions, 0)) + ",";
+  const PyValue* e = settings->get("expandable_segments");
+  out += std::string("expandable_segments:") + (e && e->is(Kind::Bool) && e->boolean ? "True" : "False");
+  return out;
+}
+
+class SnapshotImporter {
+ public:
+  SnapshotImporter(const PyValue& root, const std::string& source, const ImportOptions& options)
+      : root_(root), source_(source), options_(options) {}
+
+  ImportSummary run(const std::string& trace_path) {
+    read_segments();
+    read_entries();
+    read_annotations();
+    std::stable_sort(entries_.begin(), entries_.end(), [](const Entry& a, const Entry& b) {
+      return a.time_us != b.time_us ? a.time_us < b.time_us : a.order < b.order;
+    });
+    rewind();
+    profiler::TraceHeader h = header();
+    profiler::TraceWriter writer(trace_path, h);
+    writer_ = &writer;
+    write_start();
+    for (const Entry& e : entries_) write_entry(e);
+    if (in_step_frame_) step(last_time_ns_);
+    writer.close();
+    summary_.events = writer.totals().events;
+    summary_.devices = devices_.size();
+    return summary_;
+  }
+
+ private:
+  const PyValue* segments_list() const {
+    if (root_.is(Kind::List)) return &root_;  // torch.cuda.memory_snapshot() pickled bare
+    if (!root_.is(Kind::Dict)) bad("snapshot", "expected a dict or a list of segments, found " + std::string(kind_name(root_.kind)));
+    return root_.get("segments");
+  }
+
+  DeviceState& device(std::size_t d, const std::string& where) {
+    if (d >= kMaxDevices) bad(where, "device " + std::to_string(d) + " out of range (at most " + std::to_string(kMaxDevices) + ")");
+    if (d >= devices_.size()) devices_.resize(d + 1);
+    return devices_[d];
+  }
+
+  // The state at dump: segments and their allocated blocks.
+  void read_segments() {
+    const PyValue* list = segments_list();
+    if (!list) return;
+    const std::string base = "segments";
+    const PyValue& segs = expect(list, Kind::List, base);
+    for (std::size_t i = 0; i < segs.items.size(); ++i) {
+      const std::string w = at(base, i);
+      const PyValue& s = expect(segs.items[i], Kind::Dict, w);
+      DeviceState& d = device(u64(s.get("device"), at(w, "device")), at(w, "device"));
+      std::uint64_t addr = u64(s.get("address"), at(w, "address"));
+      std::uint64_t size = u64(s.get("total_size"), at(w, "total_size"));
+      d.segments[addr] = size;
+      const PyValue* type = s.get("segment_type");
+      d.small_pool[addr] = type && type->is(Kind::String) ? type->text == "small" : size == kSmallSegmentBytes;
+      const PyValue* blocks = s.get("blocks");
+      if (!blocks) continue;
+      const PyValue& bl = expect(blocks, Kind::List, at(w, "blocks"));
+      for (std::size_t k = 0; k < bl.items.size(); ++k) {
+        const std::string wb = at(at(w, "blocks"), k);
+        const PyValue& b = expect(bl.items[k], Kind::Dict, wb);
+        std::string state = text(b.get("state"), at(wb, "state"));
+        if (state != "active_allocated" && state != "active_pending_free") continue;
+        std::uint64_t baddr = u64(b.get("address"), at(wb, "address"));
+        // The trace records requested sizes; so do the blocks that were there at start.
+        const PyValue* req = b.get("requested_size");
+        std::uint64_t bsize = req ? u64(req, at(wb, "requested_size")) : u64(b.get("size"), at(wb, "size"));
+        const PyValue* frames = b.get("frames");
+        d.blocks[baddr] = {bsize, frames && frames->is(Kind::List) ? frames : nullptr};
+      }
+    }
+  }
+
+  void read_entries() {
+    if (!root_.is(Kind::Dict)) return;
+    const PyValue* traces = root_.get("device_traces");
+    if (!traces) return;
+    const std::string base = "device_traces";
+    const PyValue& per_device = expect(traces, Kind::List, base);
+    for (std::size_t dev = 0; dev < per_device.items.size(); ++dev) {
+      const std::string wd = at(base, dev);
+      const PyValue& list = expect(per_device.items[dev], Kind::List, wd);
+      if (!list.items.empty()) device(dev, wd);
+      for (std::size_t i = 0; i < list.items.size(); ++i) {
+        const std::string w = at(wd, i);
+        const PyValue& t = expect(list.items[i], Kind::Dict, w);
+        Entry e;
+        e.action = action_of(text(t.get("action"), at(w, "action")));
+        e.device = dev;
+        e.order = entries_.size();
+        // Old files have no time: one microsecond per entry keeps their order.
+        const PyValue* time = t.get("time_us");
+        e.time_us = time ? u64(time, at(w, "time_us")) : i;
+        ++summary_.entries;
+        if (e.action == Action::Other) {
+          ++summary_.skipped;
+          continue;
+        }
+        e.addr = u64(t.get("addr"), at(w, "addr"));
+        e.size = u64(t.get("size"), at(w, "size"));
+        if (const PyValue* s = t.get("stream")) e.stream = s->is(Kind::Int) ? s->as_u64() : 0;
+        if (e.action == Action::Oom) {
+          if (const PyValue* f = t.get("device_free")) e.device_free = u64(f, at(w, "device_free"));
+        }
+        const PyValue* frames = t.get("frames");
+        if (frames && frames->is(Kind::List)) e.frames = frames;
+        entries_.push_back(std::move(e));
+      }
+    }
+  }
+
+  void read_annotations() {
+    if (!root_.is(Kind::Dict)) return;
+    const PyValue* anns = root_.get("external_annotations");
+    if (!anns) return;
+    const std::string base = "external_annotations";
+    const PyValue& list = expect(anns, Kind::List, base);
+    for (std::size_t i = 0; i < list.items.size(); ++i) {
+      const std::string w = at(base, i);
+      const PyValue& a = expect(list.items[i], Kind::Dict, w);
+      Entry e;
+      std::string stage = text(a.get("stage"), at(w, "stage"));
+      if (stage != "START" && stage != "END") bad(at(w, "stage"), "expected START or END, found '" + stage + "'");
+      e.action = stage == "START" ? Action::Begin : Action::End;
+      e.name = text(a.get("name"), at(w, "name"));
+      if (const PyValue* d = a.get("device"); d && d->is(Kind::Int)) e.device = d->as_u64();
+      device(e.device, at(w, "device"));
+      const PyValue* time = a.get("time_us");
+      e.time_us = time ? u64(time, at(w, "time_us")) : 0;
+      e.order = entries_.size();
+      entries_.push_back(std::move(e));
+    }
+  }
+
+  // Undoes the entries, newest first, from the state at dump.
+  void rewind() {
+    start_ = devices_;
+    for (auto it = entries_.rbegin(); it != entries_.rend(); ++it) {
+      DeviceState& d = start_[it->device];
+      switch (it->action) {
+        case Action::SegmentAlloc: d.erase_range(it->addr, it->size); break;
+        case Action::SegmentFree: d.segments[it->addr] = it->size; break;
+        case Action::Alloc: d.blocks.erase(it->addr); break;
+        case Action::FreeCompleted: d.blocks.try_emplace(it->addr, Block{it->size, nullptr}); break;
+        default: break;
+      }
+    }
+    // What follows is tracked live from the start state.
+    for (std::size_t i = 0; i < devices_.size(); ++i) {
+      devices_[i].segments.clear();
+      devices_[i].blocks.clear();
+      devices_[i].allocated = devices_[i].reserved = 0;
+    }
+  }
+
+  profiler::TraceHeader header() {
+    profiler::TraceHeader h;
+    h.program = source_;
+    h.clock = "pytorch_time_us";
+    for (const Entry& e : entries_) {
+      first_us_ = e.time_us;
+      break;
+    }
+    h.start_unix_ns = static_cast<std::int64_t>(first_us_ * 1000);
+    // An OOM says how much the device had: what was reserved then plus what was free.
+    std::vector<std::uint64_t> capacity(devices_.size(), 0);
+    {
+      std::vector<std::uint64_t> reserved(devices_.size(), 0);
+      for (std::size_t d = 0; d < start_.size(); ++d)
+        for (auto& [a, n] : start_[d].segments) reserved[d] += n;
+      for (const Entry& e : entries_) {
+        if (e.action == Action::SegmentAlloc) reserved[e.device] += e.size;
+        if (e.action == Action::SegmentFree) reserved[e.device] -= std::min(reserved[e.device], e.size);
+        if (e.action == Action::Oom) capacity[e.device] = std::max(capacity[e.device], reserved[e.device] + e.device_free);
+      }
+    }
+    for (std::size_t d = 0; d < devices_.size(); ++d) h.devices.push_back({"cuda:" + std::to_string(d), capacity[d]});
+    h.allocator_config = root_.is(Kind::Dict) ? config_text(root_.get("allocator_settings")) : "";
+    h.notes = "imported from a PyTorch memory snapshot: allocated counts the bytes each request asked for, as "
+              "PyTorch's trace records them";
+    h.ends_mid_run = true;
+    return h;
+  }
+
+  std::uint64_t time_ns(const Entry& e) const { return (e.time_us - std::min(e.time_us, first_us_)) * 1000; }
+
+  std::int32_t stream(std::uint64_t s) {
+    if (s == 0) return 0;
+    auto [it, fresh] = streams_.try_emplace(s, static_cast<std::int32_t>(streams_.size() + 1));
+    return it->second;
+  }
+
+  // Site and stack of a frame list, computed once per list (the memo shares them).
+  std::pair<std::uint32_t, std::uint32_t> site_and_stack(const PyValue* frames) {
+    if (!frames) return {0, 0};
+    auto [it, fresh] = frame_lists_.try_emplace(frames);
+    if (!fresh) return it->second;
+    std::vector<std::uint32_t> stack;
+    std::uint32_t user = 0, node = 0;
+    for (const PyValue* f : frames->items) {
+      if (stack.size() == kMaxStackFrames) break;
+      if (!f->is(Kind::Dict)) continue;
+      const PyValue* file = f->get("filename");
+      const PyValue* name = f->get("name");
+      const PyValue* line = f->get("line");
+      std::string_view file_text = file && file->is(Kind::String) && file->text != "??" ? std::string_view(file->text) : "";
+      std::string_view name_text = name && name->is(Kind::String) ? std::string_view(name->text) : "";
+      auto line_no = static_cast<std::uint32_t>(line && line->is(Kind::Int) && line->integer > 0 ? line->integer : 0);
+      Language lang = file_text.ends_with(".py") ? Language::Python : Language::Native;
+      std::uint32_t id = writer_->intern_site(file_text, line_no, name_text, lang);
+      stack.push_back(id);
+      if (!user && is_user_python_file(file_text)) user = id;
+      if (!node) {
+        std::string n = autograd_node(name_text);
+        if (!n.empty()) node = writer_->intern_site("autograd:" + n, 0, n, Language::Native);
+      }
+    }
+    it->second = {user ? user : node, writer_->intern_stack(stack)};
+    return it->second;
+  }
+
+  bool under_step_frame(const PyValue* frames) {
+    if (!frames) return false;
+    auto [it, fresh] = step_frames_.try_emplace(frames, false);
+    if (!fresh) return it->second;
+    for (const PyValue* f : frames->items) {
+      const PyValue* file = f->is(Kind::Dict) ? f->get("filename") : nullptr;
+      const PyValue* name = f->is(Kind::Dict) ? f->get("name") : nullptr;
+      if (file && name && file->is(Kind::String) && name->is(Kind::String) && file->text.ends_with(".py") &&
+          frame_matches(options_.step_at, file->text, name->text))
+        return it->second = true;
+    }
+    return false;
+  }
+
+  void emit(Event& e) {
+    writer_->write(e);
+    last_time_ns_ = std::max(last_time_ns_, e.time_ns);
+  }
+
+  void step(std::uint64_t t) {
+    Event e;
+    e.kind = EventKind::Step;
+    e.time_ns = t;
+    e.step = ++summary_.steps;
+    emit(e);
+  }
+
+  void write_start() {
+    std::uint32_t before = 0;
+    for (std::size_t d = 0; d < start_.size(); ++d) {
+      DeviceState& s = start_[d];
+      for (auto [addr, size] : s.segments) {
+        Event e;
+        e.kind = EventKind::SegmentAlloc;
+        e.device = static_cast<std::uint8_t>(d);
+        e.address = addr, e.size = size;
+        e.sub = devices_[d].is_small(addr, size) ? 0 : 1;
+        emit(e);
+        devices_[d].segments[addr] = size;
+        devices_[d].reserved += size;
+        ++summary_.segments_at_start;
+      }
+      // In address order, so the trace is the same on every run.
+      std::vector<std::pair<std::uint64_t, Block>> blocks(s.blocks.begin(), s.blocks.end());
+      std::sort(blocks.begin(), blocks.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+      for (auto& [addr, b] : blocks) {
+        auto [site, stack] = site_and_stack(b.frames);
+        if (!site) site = before ? before : (before = writer_->intern_site("<before recording>", 0, "", Language::Unknown));
+        Event e;
+        e.kind = EventKind::Alloc;
+        e.device = static_cast<std::uint8_t>(d);
+        e.address = addr, e.address2 = devices_[d].segment_of(addr);
+        e.size = e.requested = b.size;
+        e.site = site, e.stack = stack;
+        emit(e);
+        devices_[d].blocks[addr] = b;
+        devices_[d].allocated += b.size;
+        ++summary_.blocks_at_start;
+      }
+    }
+  }
+
+  void write_entry(const Entry& x) {
+    DeviceState& d = devices_[x.device];
+    Event e;
+    e.time_ns = time_ns(x);
+    e.device = static_cast<std::uint8_t>(x.device);
+    e.address = x.addr;
+    e.stream = stream(x.stream);
+    switch (x.action) {
+      case Action::SegmentAlloc:
+        e.kind = EventKind::SegmentAlloc;
+        e.size = x.size;
+        e.sub = d.is_small(x.addr, x.size) ? 0 : 1;
+        d.segments[x.addr] = x.size;
+        d.reserved += x.size;
+        break;
+      case Action::SegmentFree:
+        e.kind = EventKind::SegmentFree;
+        e.size = x.size;
+        d.erase_range(x.addr, x.size);
+        d.reserved -= std::min(d.reserved, x.size);
+        break;
+      case Action::Alloc: {
+        if (!options_.step_at.empty()) {
+          bool under = under_step_frame(x.frames);
+          if (in_step_frame_ && !under) step(e.time_ns);
+          in_step_frame_ = under;
+        }
+        auto [site, stack] = site_and_stack(x.frames);
+        e.kind = EventKind::Alloc;
+        e.address2 = d.segment_of(x.addr);
+        e.size = e.requested = x.size;
+        e.site = site, e.stack = stack;
+        if (auto old = d.blocks.find(x.addr); old != d.blocks.end()) d.allocated -= std::min(d.allocated, old->second.size);
+        d.blocks[x.addr] = {x.size, x.frames};
+        d.allocated += x.size;
+        break;
+      }
+      case Action::FreeRequested:
+        return;  // PyTorch counts a block allocated until its free completes
+      case Action::FreeCompleted: {
+        auto it = d.blocks.find(x.addr);
+        if (it != d.blocks.end()) {
+          d.allocated -= std::min(d.allocated, it->second.size);
+          d.blocks.erase(it);
+        }
+        e.kind = EventKind::FreeRequested;
+        e.size = x.size;
+        emit(e);
+        e.kind = EventKind::FreeCompleted;
+        break;
+      }
+      case Action::Oom: {
+        auto [site, stack] = site_and_stack(x.frames);
+        e.kind = EventKind::Oom;
+        e.size = x.size;
+        e.free_bytes = x.device_free;
+        e.reserved = d.reserved, e.allocated = d.allocated;
+        e.site = site, e.stack = stack;
+        break;
+      }
+      case Action::Begin:
+      case Action::End:
+        e.kind = x.action == Action::Begin ? EventKind::ScopeBegin : EventKind::ScopeEnd;
+        e.name = writer_->intern_string(x.name);
+        e.address = 0, e.stream = 0;
+        emit(e);
+        if (x.action == Action::End && !options_.step_at_scope.empty() && glob_match(options_.step_at_scope, x.name))
+          step(e.time_ns);
+        return;
+      case Action::Other:
+        return;
+    }
+    emit(e);
+  }
+
+  const PyValue& root_;
+  std::string source_;
+  ImportOptions options_;
+  std::vector<Entry> entries_;
+  std::vector<DeviceState> devices_;  // live while writing; the dump state before
+  std::vector<DeviceState> start_;    // the state at the first entry
+  std::uint64_t first_us_ = 0, last_time_ns_ = 0;
+  bool in_step_frame_ = false;
+  std::unordered_map<std::uint64_t, std::int32_t> streams_;
+  std::unordered_map<const PyValue*, std::pair<std::uint32_t, std::uint32_t>> frame_lists_;
+  std::unordered_map<const PyValue*, bool> step_frames_;
+  profiler::TraceWriter* writer_ = nullptr;
+  ImportSummary summary_;
+};
+
+}  // namespace
+
+SnapshotEncoding sniff_snapshot(std::string_view head) {
+  if (head.size() >= 2 && static_cast<unsigned char>(head[0]) == 0x80 && head[1] >= 2 && head[1] <= 5)
+    return SnapshotEncoding::Pickle;
+  std::size_t i = 0;
+  while (i < head.size() && (head[i] == ' ' || head[i] == '\n' || head[i] == '\r' || head[i] == '\t')) ++i;
+  if (i < head.size() && (head[i] == '{' || head[i] == '[')) return SnapshotEncoding::Json;
+  return SnapshotEncoding::NotSnapshot;
+}
+
+ImportSummary import_snapshot(std::string_view bytes, SnapshotEncoding encoding, const std::string& source,
+                              const std::string& trace_path, const ImportOptions& options) {
+  if (encoding == SnapshotEncoding::NotSnapshot) throw SnapshotError("not a PyTorch memory snapshot (neither pickle nor JSON)");
+  PyDocument doc(bytes, encoding == SnapshotEncoding::Pickle ? PyDocument::Encoding::Pickle : PyDocument::Encoding::Json);
+  return SnapshotImporter(doc.root(), source, options).run(trace_path);
+}
+
+}  // namespace memlens::snapshot

@@ -1,0 +1,221 @@
+// PyTorch snapshots through the real `memlens` binary: the figures of every shared real
+// snapshot against a ground truth that Python's own pickle module computes
+// (tests/snapshot_truth.py, nothing of memlens), and each command on real files.
+#include <filesystem>
+#include <fstream>
+
+#include "memlens_cli.hpp"
+
+using namespace memlens::test;
+using nlohmann::json;
+
+namespace {
+
+const std::string kDir = TORCH_SNAPSHOTS_DIR;
+const char* const kFiles[] = {"kk_memory_ctx128_fullstep.pickle", "silmont_forward_bf16_128.pickle",
+                              "silmont_mem_snapshot.pickle", "voxelflex_dump_snapshot.pickle"};
+
+// Why the real-file tests cannot run here, "" when they can.
+std::string missing_prerequisite(bool python) {
+  if (!std::filesystem::exists(kDir)) return kDir + " is absent (the snapshots live in the project's shared folder)";
+  if (python && run_command("python3 -c 'import pickle, json'").status != 0) return "python3 is not installed";
+  return "";
+}
+
+void spit(const std::string& path, const std::string& data) {
+  std::ofstream out(path, std::ios::binary);
+  out << data;
+}
+
+}  // namespace
+
+TEST_CASE("snapshots: per-device figures and the sites at the peak equal Python's ground truth, to the byte",
+          "[cli][snapshot]") {
+  if (auto why = missing_prerequisite(true); !why.empty()) {
+    WARN("skipped: " << why);
+    return;
+  }
+  for (const char* name : kFiles) {
+    INFO(name);
+    const std::string file = kDir + "/" + name;
+    Run truth = run_command("python3 " + quote(SNAPSHOT_TRUTH_PY) + " " + quote(file));
+    INFO(truth.out);
+    REQUIRE(truth.status == 0);
+    json expected = json::parse(truth.out);
+    json r = report_json(file, "--top 100000");
+    CHECK(r["devices"].size() == expected.size());
+    for (const json& d : r["devices"]) {
+      INFO(d["name"]);
+      const json& t = expected.at(d["name"].get<std::string>());
+      CHECK(d["allocs"] == t["allocs"]);
+      CHECK(d["peak_allocated"]["allocated"] == t["peak_allocated"]);
+      CHECK(d["peak_reserved"]["reserved"] == t["peak_reserved"]);
+      CHECK(d["final_allocated"] == t["final_allocated"]);
+      CHECK(d["final_reserved"] == t["final_reserved"]);
+      json sites = json::object();
+      for (const json& s : d["peak_allocated"]["by_site"]) sites[s["site"].get<std::string>()] = s["bytes"];
+      CHECK(sites == t["peak_sites"]);
+    }
+  }
+}
+
+TEST_CASE("snapshots: import writes a trace that reports the same as the snapshot itself", "[cli][snapshot]") {
+  if (auto why = missing_prerequisite(false); !why.empty()) {
+    WARN("skipped: " << why);
+    return;
+  }
+  const std::string file = kDir + "/kk_memory_ctx128_fullstep.pickle";
+  const std::string trace = temp("kk.memtrace");
+  Run imp = run("import " + quote(file) + " -o " + quote(trace));
+  INFO(imp.out);
+  REQUIRE(imp.status == 0);
+  CHECK(imp.out.find("(pickle, 19342 trace entries, 1 device)") != std::string::npos);
+  json a = report_json(file), b = report_json(trace);
+  CHECK(a["devices"] == b["devices"]);
+  CHECK(a["allocations_by_site"] == b["allocations_by_site"]);
+  CHECK(b["program"] == "kk_memory_ctx128_fullstep.pickle");
+  // The whole stack stays: Python and C++ frames of an allocation, innermost first.
+  Run ev = run("export " + quote(trace) + " --json " + quote(temp("kk.jsonl")));
+  REQUIRE(ev.status == 0);
+  std::remove(trace.c_str());
+  std::remove(temp("kk.jsonl").c_str());
+}
+
+TEST_CASE("snapshots: steps from an annotation or a Python frame make growth and churn work", "[cli][snapshot]") {
+  if (auto why = missing_prerequisite(false); !why.empty()) {
+    WARN("skipped: " << why);
+    return;
+  }
+  const std::string file = kDir + "/kk_memory_ctx128_fullstep.pickle";
+  // One optimiser step in this run: one range named "Optimizer.step#AdamW.step", and one
+  // run of allocations under cs336_systems/optimizers.py's step().
+  CHECK(report_json(file)["steps"] == 0);
+  CHECK(report_json(file, "--step-at-scope 'Optimizer.step*'")["steps"] == 1);
+  CHECK(report_json(file, "--step-at optimizers.step")["steps"] == 1);
+  CHECK(report_json(file, "--step-at 'no_such_function'")["steps"] == 0);
+}
+
+TEST_CASE("snapshots: what is alive at the dump is the working set, not a leak", "[cli][snapshot]") {
+  if (auto why = missing_prerequisite(false); !why.empty()) {
+    WARN("skipped: " << why);
+    return;
+  }
+  Run r = run("leaks " + quote(kDir + "/silmont_mem_snapshot.pickle"));
+  INFO(r.out);
+  REQUIRE(r.status == 0);
+  CHECK(r.out.find("30.25 MiB alive when the snapshot was taken, mid-run: the working set then, not leaks by") !=
+        std::string::npos);
+  const json report = report_json(kDir + "/silmont_mem_snapshot.pickle");
+  for (const json& f : report["findings"]) CHECK(f["kind"] != "leak");
+  Run c = run("check " + quote(kDir + "/silmont_mem_snapshot.pickle") + " --no-leaks");
+  CHECK(c.status == 0);
+}
+
+TEST_CASE("snapshots: check fails a limit naming the sites, diff compares two real runs, replay tries a setting",
+          "[cli][snapshot]") {
+  if (auto why = missing_prerequisite(false); !why.empty()) {
+    WARN("skipped: " << why);
+    return;
+  }
+  const std::string kk = kDir + "/kk_memory_ctx128_fullstep.pickle";
+  const std::string fwd = kDir + "/silmont_forward_bf16_128.pickle";
+  Run check = run("check " + quote(kk) + " --max-peak 40GiB");
+  INFO(check.out);
+  CHECK(check.status == 1);
+  // 54,802,667,524 bytes at the peak (Python's figure, above).
+  CHECK(check.out.find("FAIL max-peak: peak allocated on cuda:0 is 51.04 GiB") != std::string::npos);
+  CHECK(check.out.find("12.69 GiB at /home/c-kaitwang/assignment1/cs336_basics/optimizers.py:82") != std::string::npos);
+  CHECK(run("check " + quote(kk) + " --max-peak 52GiB").status == 0);
+
+  Run diff = run("diff " + quote(fwd) + " " + quote(kk));
+  INFO(diff.out);
+  CHECK(diff.status == 0);
+  CHECK(diff.out.find("cuda:0") != std::string::npos);
+  CHECK(diff.out.find("51.04 GiB") != std::string::npos);
+
+  Run replay = run("replay " + quote(kk) + " --alloc-conf expandable_segments:True");
+  INFO(replay.out);
+  CHECK(replay.status == 0);
+  // 7,095 allocations (324 before the first entry) and 5,894 frees.
+  CHECK(replay.out.find("replaying 12989 requests of cuda:0 from") != std::string::npos);
+  // The run's own configuration reproduces the recorded peak reserved (56.91 GiB, as
+  // Python's ground truth says: 61,111,009,280 bytes); expandable segments save 5.22 GiB.
+  CHECK(replay.out.find("change: peak reserved 56.91 GiB -> 51.69 GiB (-5.22 GiB), OOMs 0 -> 0") != std::string::npos);
+}
+
+TEST_CASE("snapshots: the JSON form, a bare segment list, and old entries without time", "[cli][snapshot]") {
+  // Hand-computed: a 20 MiB segment at start holding a 1000-byte block (state at dump
+  // minus the trace: the 512-byte alloc came later and was freed), then a 2 MiB segment
+  // with a 3000-byte block. Peak allocated 1000 + 512 = 1512 before the free, 4000 after;
+  // reserved 20 MiB + 2 MiB.
+  const std::string doc = R"({"segments": [
+      {"device": 0, "address": 1048576, "total_size": 20971520, "segment_type": "large",
+       "blocks": [{"address": 1048576, "size": 1024, "requested_size": 1000, "state": "active_allocated"},
+                  {"address": 1049600, "size": 20970496, "requested_size": 0, "state": "inactive"}]},
+      {"device": 0, "address": 67108864, "total_size": 2097152, "segment_type": "small",
+       "blocks": [{"address": 67108864, "size": 3072, "requested_size": 3000, "state": "active_allocated"}]}],
+    "device_traces": [[
+      {"action": "alloc", "addr": 1049600, "size": 512, "stream": 0},
+      {"action": "free_requested", "addr": 1049600, "size": 512, "stream": 0},
+      {"action": "free_completed", "addr": 1049600, "size": 512, "stream": 0},
+      {"action": "segment_alloc", "addr": 67108864, "size": 2097152, "stream": 0},
+      {"action": "alloc", "addr": 67108864, "size": 3000, "stream": 0,
+       "frames": [{"filename": "/home/me/train.py", "line": 7, "name": "main"}]}]],
+    "allocator_settings": {"expandable_segments": false}})";
+  const std::string path = temp("snap.json");
+  spit(path, doc);
+  json r = report_json(path, "--top 100");
+  REQUIRE(r["devices"].size() == 1);
+  const json& d = r["devices"][0];
+  CHECK(d["name"] == "cuda:0");
+  CHECK(d["allocs"] == 3);
+  CHECK(d["peak_allocated"]["allocated"] == 4000);
+  CHECK(d["peak_reserved"]["reserved"] == 20971520 + 2097152);
+  CHECK(d["final_allocated"] == 4000);
+  json sites = json::object();
+  for (const json& s : d["peak_allocated"]["by_site"]) sites[s["site"].get<std::string>()] = s["bytes"];
+  CHECK(sites == json{{"<before recording>", 1000}, {"/home/me/train.py:7", 3000}});
+
+  // torch.cuda.memory_snapshot() dumped bare: the segments alone, state at dump.
+  spit(path, "[{\"device\": 1, \"address\": 4096, \"total_size\": 2097152, \"blocks\": "
+             "[{\"address\": 4096, \"size\": 512, \"requested_size\": 100, \"state\": \"active_allocated\"}]}]");
+  json bare = report_json(path);
+  REQUIRE(bare["devices"].size() == 1);
+  CHECK(bare["devices"][0]["name"] == "cuda:1");
+  CHECK(bare["devices"][0]["final_allocated"] == 100);
+  std::remove(path.c_str());
+}
+
+TEST_CASE("snapshots: hostile input gets one line with where, exit 2, and no code runs", "[cli][snapshot]") {
+  const std::string path = temp("bad.pickle");
+  struct Case {
+    std::string data, message;
+  };
+  const Case cases[] = {
+      // GLOBAL os.system: what a malicious pickle starts with.
+      {std::string("\x80\x04\x63os\nsystem\n", 12),
+       "pickle offset 2: opcode GLOBAL (0x63) is not allowed: a memory snapshot holds only plain data, and memlens "
+       "executes no pickle code"},
+      // A str declaring 4 GiB in a 10-byte file.
+      {std::string("\x80\x04\x58\xff\xff\xff\xff" "ab.", 10), "pickle offset 2: a str of 4294967295 bytes in the 3 bytes left"},
+      // Truncated: a dict never finished.
+      {std::string("\x80\x04\x7d", 3), "pickle offset 3: the pickle ends without STOP"},
+      {"{\"segments\": 7}", "segments: expected a list, found int"},
+      {"{\"device_traces\": [[{\"action\": \"alloc\", \"addr\": -5, \"size\": 1}]]}",
+       "device_traces[0][0].addr: expected a non-negative int, found -5"},
+      {"{\"segments\": [", "JSON offset 15: syntax error while parsing value - unexpected end of input; expected '[', "
+                            "'{', or a literal"},
+      {std::string(100, '[') + std::string(100, ']'), "JSON: nested deeper than 64 levels"},
+  };
+  for (const Case& c : cases) {
+    INFO(c.message);
+    spit(path, c.data);
+    Run r = run("report " + quote(path));
+    CHECK(r.status == 2);
+    CHECK(r.out == "memlens: " + path + ": " + c.message + "\n");
+  }
+  Run imp = run("import " + quote(path) + " -o " + quote(temp("bad.memtrace")));
+  CHECK(imp.status == 2);
+  CHECK_FALSE(std::filesystem::exists(temp("bad.memtrace")));
+  std::remove(path.c_str());
+}
