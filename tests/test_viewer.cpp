@@ -109,3 +109,26 @@ TEST_CASE("memlens-viewer: a bad file is one line and exit 2, never a crash", "[
   CHECK(bad_tab.out.find("memlens-viewer: --tab: unknown tab 'nowhere'") != std::string::npos);
   std::filesystem::remove(junk);
 }
+
+TEST_CASE("memlens-viewer: a real PyTorch snapshot opens and draws its memory over time", "[viewer][snapshot]") {
+  if (!have_xvfb()) {
+    WARN("skipped: xvfb-run is not installed");
+    return;
+  }
+  const std::string snapshot = std::string(TORCH_SNAPSHOTS_DIR) + "/silmont_mem_snapshot.pickle";
+  if (!std::filesystem::exists(snapshot)) {
+    WARN("skipped: " << TORCH_SNAPSHOTS_DIR << " is absent (the snapshots live in the project's shared folder)");
+    return;
+  }
+  std::string png = temp("snapshot.png");
+  Run r = viewer(quote(snapshot) + " --screenshot " + quote(png) + " --size 1200x800 --cursor peak --stack site");
+  INFO(r.out);
+  REQUIRE(r.status == 0);
+  Image img = load_png(png);
+  CHECK(img.width == 1200);
+  std::set<std::array<unsigned char, 3>> colours;
+  for (int y = 0; y < img.height / 2; y += 2)
+    for (int x = 0; x < img.width; x += 2) colours.insert(img.at(x, y));
+  CHECK(colours.size() > 20);  // the timeline is drawn, not an empty window
+  std::filesystem::remove(png);
+}

@@ -2,6 +2,8 @@
 
 #include <utility>
 
+#include "memlens/snapshot/recording.hpp"
+
 namespace memlens::viewer {
 
 TraceSession::~TraceSession() { wait(); }
@@ -20,7 +22,8 @@ void TraceSession::open(const std::string& path) {
 
 void TraceSession::load(std::string path) {
   try {
-    auto reader = std::make_unique<profiler::TraceReader>(path);
+    // A trace, or a PyTorch snapshot converted on the way in.
+    auto reader = snapshot::open_recording(path);
     auto report = std::make_unique<analysis::Report>(analysis::analyze(
         *reader, {}, [this](std::uint64_t done, std::uint64_t total) {
           progress_.store(total ? static_cast<double>(done) / static_cast<double>(total) : 1.0, std::memory_order_relaxed);
