@@ -6,7 +6,7 @@
 set -eu
 cd "$(dirname "$0")/.."
 cmake -S . -B build-release -DCMAKE_BUILD_TYPE=Release >/dev/null
-cmake --build build-release -j2 --target bench_allocator bench_views bench_recorder bench_report memlens-viewer
+cmake --build build-release -j2 --target bench_allocator bench_views bench_recorder bench_report memlens memlens-viewer
 mkdir -p bench/results
 for b in bench_allocator bench_views bench_recorder; do
   echo "memlens: running $b"
@@ -25,3 +25,9 @@ xvfb-run -a -s "-screen 0 1920x1200x24" build-release/viewer/memlens-viewer $tra
   > bench/results/bench_viewer.json
 cat bench/results/bench_viewer.json
 rm -f $trace
+# PyTorch snapshot import on a synthetic 2 M-entry snapshot: speed, RSS against the
+# file, and the viewer on the snapshot itself.
+echo "memlens: running bench_snapshot (2 M trace entries)"
+python3 bench/bench_snapshot.py build-release/cli/memlens 2000000 --viewer build-release/viewer/memlens-viewer \
+  > bench/results/bench_snapshot.json
+cat bench/results/bench_snapshot.json
