@@ -175,6 +175,7 @@ TEST_CASE("snapshots: the JSON form, a bare segment list, and old entries withou
   json sites = json::object();
   for (const json& s : d["peak_allocated"]["by_site"]) sites[s["site"].get<std::string>()] = s["bytes"];
   CHECK(sites == json{{"<before recording>", 1000}, {"/home/me/train.py:7", 3000}});
+  CHECK(d["ooms"] == 0);
 
   // torch.cuda.memory_snapshot() dumped bare: the segments alone, state at dump.
   spit(path, "[{\"device\": 1, \"address\": 4096, \"total_size\": 2097152, \"blocks\": "
@@ -217,5 +218,59 @@ TEST_CASE("snapshots: hostile input gets one line with where, exit 2, and no cod
   Run imp = run("import " + quote(path) + " -o " + quote(temp("bad.memtrace")));
   CHECK(imp.status == 2);
   CHECK_FALSE(std::filesystem::exists(temp("bad.memtrace")));
+  std::remove(path.c_str());
+}
+
+TEST_CASE("snapshots: an OOM entry is explained: what held the device, and which setting would have fit it",
+          "[cli][snapshot]") {
+  // One 20 MiB segment on a device with 10 MiB more free (30 MiB in all). Three 6 MiB
+  // tensors, the middle one freed: 8 MiB free inside the segment in two pieces (6 + 2),
+  // and an 11 MiB request fails. Hand-computed: 12 MiB held, 8 MiB cached but
+  // unallocated, largest free block 6 MiB. PyTorch's policy needs a new 12 MiB segment
+  // (11 MiB rounded to 2 MiB) and the device has 10: replay as recorded fails too.
+  // Expandable segments grow the one segment instead: 12 + 11 MiB fit in 30.
+  const std::string doc = R"({"segments": [{"device": 0, "address": 0, "total_size": 20971520, "segment_type": "large",
+      "blocks": [{"address": 0, "size": 6291456, "requested_size": 6291456, "state": "active_allocated"},
+                 {"address": 6291456, "size": 6291456, "requested_size": 0, "state": "inactive"},
+                 {"address": 12582912, "size": 6291456, "requested_size": 6291456, "state": "active_allocated"},
+                 {"address": 18874368, "size": 2097152, "requested_size": 0, "state": "inactive"}]}],
+    "device_traces": [[
+      {"action": "segment_alloc", "addr": 0, "size": 20971520, "stream": 0, "time_us": 1},
+      {"action": "alloc", "addr": 0, "size": 6291456, "stream": 0, "time_us": 2,
+       "frames": [{"filename": "/home/me/train.py", "line": 3, "name": "main"}]},
+      {"action": "alloc", "addr": 6291456, "size": 6291456, "stream": 0, "time_us": 3,
+       "frames": [{"filename": "/home/me/train.py", "line": 4, "name": "main"}]},
+      {"action": "alloc", "addr": 12582912, "size": 6291456, "stream": 0, "time_us": 4,
+       "frames": [{"filename": "/home/me/train.py", "line": 5, "name": "main"}]},
+      {"action": "free_requested", "addr": 6291456, "size": 6291456, "stream": 0, "time_us": 5},
+      {"action": "free_completed", "addr": 6291456, "size": 6291456, "stream": 0, "time_us": 5},
+      {"action": "oom", "addr": 0, "size": 11534336, "stream": 0, "device_free": 10485760, "time_us": 6,
+       "frames": [{"filename": "/home/me/train.py", "line": 9, "name": "main"}]}]],
+    "allocator_settings": {"expandable_segments": false}})";
+  const std::string path = temp("oom.json");
+  spit(path, doc);
+  json r = report_json(path);
+  REQUIRE(r["fragmentation"]["ooms"].size() == 1);
+  const json& o = r["fragmentation"]["ooms"][0];
+  CHECK(o["site"] == "/home/me/train.py:9");
+  CHECK(o["requested"] == 11534336);
+  CHECK(o["device_free"] == 10485760);
+  CHECK(o["reserved"] == 20971520);
+  CHECK(o["allocated"] == 12582912);
+  CHECK(o["reserved_unallocated"] == 8388608);
+  CHECK(o["largest_free_block"] == 6291456);
+  CHECK(o["replay_capacity"] == 20971520 + 10485760);  // reserved then plus free
+  json held = json::object();
+  for (const json& s : o["holding"]["by_site"]) held[s["site"].get<std::string>()] = s["bytes"];
+  CHECK(held == json{{"/home/me/train.py:3", 6291456}, {"/home/me/train.py:5", 6291456}});
+  CHECK(o["replay"] == json::parse(R"([{"config": "as recorded", "fits": false},
+      {"config": "expandable_segments:True", "fits": true}, {"config": "max_split_size_mb:128", "fits": false},
+      {"config": "roundup_power2_divisions:4", "fits": false}])"));
+  Run text = run("fragmentation " + quote(path));
+  CHECK(text.out.find("OOM on cuda:0 at 0.000 s asking for 11.00 MiB at /home/me/train.py:9") != std::string::npos);
+  CHECK(text.out.find("free on the device 10.00 MiB; reserved 20.00 MiB, of which 8.00 MiB cached but unallocated;") !=
+        std::string::npos);
+  CHECK(text.out.find("replay on a 30.00 MiB device: as recorded fails too; expandable_segments:True fits it;") !=
+        std::string::npos);
   std::remove(path.c_str());
 }

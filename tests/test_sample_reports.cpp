@@ -142,6 +142,16 @@ TEST_CASE("oom_recovery: the OOM message speaks of fragmentation; expandable seg
   CHECK(o["requested"] == 64 << 20);
   CHECK(o["largest_free_block"] == 14 << 20);  // 20 MiB segments holding one 6 MiB tensor
   CHECK(kinds(t) == std::vector<std::string>{"oom", "oom"});
+  // The explanation: cached but unallocated, what held the device, and replay's verdicts.
+  CHECK(o["reserved_unallocated"] == o["reserved"].get<std::uint64_t>() - o["allocated"].get<std::uint64_t>());
+  REQUIRE(o["holding"]["by_site"].size() == 1);  // every held tensor comes from the fill loop
+  CHECK(at_line(o["holding"]["by_site"][0]["site"], "oom_recovery.cpp:21"));
+  CHECK(o["holding"]["by_site"][0]["bytes"] == o["allocated"]);
+  CHECK(o["replay_capacity"] == t["devices"][0]["capacity"]);
+  REQUIRE(o["replay"].size() == 4);
+  CHECK(o["replay"][0] == nlohmann::json{{"config", "as recorded"}, {"fits", false}});
+  CHECK(o["replay"][1] == nlohmann::json{{"config", "expandable_segments:True"}, {"fits", true}});
+  CHECK(t["findings"][1]["message"].get<std::string>().ends_with("; replay: expandable_segments:True would have fit it"));
   Run replay = run("replay " + quote(trace) + " --alloc-conf expandable_segments:True");
   CHECK(replay.out.find("OOMs 0") != std::string::npos);
   Run same = run("replay " + quote(trace));

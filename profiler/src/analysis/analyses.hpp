@@ -43,5 +43,8 @@ std::unique_ptr<Analysis> make_transfer_analysis();
 std::unique_ptr<Analysis> make_churn_analysis();
 std::unique_ptr<Analysis> make_fragmentation_analysis();
 std::unique_ptr<Analysis> make_timeline_analysis();
+// After the pass, when the trace has OOMs: replays each device's requests through the
+// run's configuration and the usual remedies, and says which would have fit each OOM.
+void replay_ooms(const profiler::TraceReader& trace, Report& r);
 
 }  // namespace memlens::analysis

@@ -33,6 +33,15 @@ std::string factor_text(double f) {
   return buf;
 }
 
+// "; replay: expandable_segments:True would have fit it" (the first remedy that does).
+std::string oom_remedy(const OomReport& o) {
+  if (o.replay.empty()) return "";
+  if (o.replay.front().fits) return "";
+  for (std::size_t i = 1; i < o.replay.size(); ++i)
+    if (o.replay[i].fits) return "; replay: " + o.replay[i].config + " would have fit it";
+  return "; replay: no allocator setting fits it, only less memory held";
+}
+
 void gather_findings(Report& r) {
   auto add = [&](FindingKind k, SiteId site, std::uint64_t b, std::string msg, std::uint64_t time) {
     r.findings.push_back({k, site, b, std::move(msg), time});
@@ -40,7 +49,8 @@ void gather_findings(Report& r) {
   for (const OomReport& o : r.fragmentation.ooms)
     add(FindingKind::Oom, o.site, o.requested,
         "out of memory asking for " + bytes_text(o.requested) + ": " + bytes_text(o.device_free) + " free, " + bytes_text(o.reserved) +
-            " reserved, " + bytes_text(o.allocated) + " allocated, largest free block " + bytes_text(o.largest_free_block),
+            " reserved, " + bytes_text(o.allocated) + " allocated, largest free block " + bytes_text(o.largest_free_block) +
+            oom_remedy(o),
         o.time_ns);
   for (const GrowthLeak& g : r.leaks.growth)
     add(FindingKind::Growth, g.site, g.last_bytes,
@@ -153,6 +163,7 @@ Report analyze(const profiler::TraceReader& trace, const AnalysisOptions& option
   r.steps = s.step;
   r.duration_ns = first ? 0 : last_time - s.first_time_ns;
   for (auto& a : analyses) a->finish(s, r);
+  if (!r.fragmentation.ooms.empty()) replay_ooms(trace, r);
   gather_findings(r);
   return r;
 }

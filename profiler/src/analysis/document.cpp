@@ -88,6 +88,16 @@ class Layout {
     return b;
   }
 
+  // "replay on a 16.00 GiB device: as recorded fails too; expandable_segments:True fits it"
+  static std::string replay_verdict(const OomReport& o) {
+    std::string out = "replay on a " + bytes_text(o.replay_capacity) + " device:";
+    for (std::size_t i = 0; i < o.replay.size(); ++i)
+      out += std::string(i ? ";" : "") + " " + o.replay[i].config +
+             (i == 0 ? (o.replay[i].fits ? " fits it (the failure depended on more than the allocator)" : " fails too")
+                     : (o.replay[i].fits ? " fits it" : " fails"));
+    return out;
+  }
+
   Block leaks() const {
     const LeakSection& l = r_.leaks;
     Block b{2, "leaks", {}};
@@ -208,10 +218,23 @@ class Layout {
       t.rows.push_back({device_name(p.device), p.when, seconds(p.time_ns), bytes_text(p.reserved), bytes_text(p.allocated),
                         p.allocated ? fixed(p.reserved_over_allocated) : "-", bytes_text(p.largest_free_block)});
     b.parts.push_back({"", t, false});
-    for (const auto& o : s.ooms)
+    for (const auto& o : s.ooms) {
       b.parts.push_back({"OOM on " + device_name(o.device) + " at " + seconds(o.time_ns) + " asking for " + bytes_text(o.requested) +
                              " at " + site(o.site),
                          {}, true});
+      b.parts.push_back({"  free on the device " + bytes_text(o.device_free) + "; reserved " + bytes_text(o.reserved) +
+                             ", of which " + bytes_text(o.reserved - std::min(o.reserved, o.allocated)) +
+                             " cached but unallocated; largest free block " + bytes_text(o.largest_free_block),
+                         {}, false});
+      std::string held;
+      for (const auto& x : o.holding.by_site)
+        held += (held.empty() ? "" : ", ") + bytes_text(x.bytes) + " at " + site(x.site);
+      std::string cats;
+      for (const auto& c : o.holding.by_category)
+        cats += (cats.empty() ? "" : ", ") + std::string(profiler::category_name(c.category)) + " " + bytes_text(c.bytes);
+      if (!held.empty()) b.parts.push_back({"  held by " + held + (cats.empty() ? "" : "; by category " + cats), {}, false});
+      if (!o.replay.empty()) b.parts.push_back({"  " + replay_verdict(o), {}, false});
+    }
     return b;
   }
 

@@ -24,6 +24,8 @@ class FragmentationAnalysis final : public Analysis {
     o.device_free = e.free_bytes, o.reserved = e.reserved, o.allocated = e.allocated;
     o.largest_free_block = s.live.largest_free_block(e.device);
     o.site = s.site;
+    o.event_index = s.event_index;
+    o.holding = s.live.live_at(e.device, o.time_ns, s.options.top_sites);
     ooms_.push_back(o);
   }
 

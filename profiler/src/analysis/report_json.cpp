@@ -132,6 +132,12 @@ class JsonReport {
             {"temporary_count", c.temporary_count}, {"temporary_bytes", c.temporary_bytes}};
   }
 
+  static json replay_json(const std::vector<OomReplay>& v) {
+    json out = json::array();
+    for (const auto& x : v) out.push_back({{"config", x.config}, {"fits", x.fits}});
+    return out;
+  }
+
   json fragmentation() const {
     json p = json::array(), o = json::array();
     for (const auto& x : r_.fragmentation.points)
@@ -141,7 +147,9 @@ class JsonReport {
     for (const auto& x : r_.fragmentation.ooms)
       o.push_back({{"device", device_name(x.device)}, {"time_ns", x.time_ns}, {"requested", x.requested},
                    {"device_free", x.device_free}, {"reserved", x.reserved}, {"allocated", x.allocated},
-                   {"largest_free_block", x.largest_free_block}, {"site", site(x.site)}});
+                   {"largest_free_block", x.largest_free_block}, {"site", site(x.site)},
+                   {"reserved_unallocated", x.reserved - std::min(x.reserved, x.allocated)}, {"holding", live_at(x.holding)},
+                   {"replay_capacity", x.replay_capacity}, {"replay", replay_json(x.replay)}});
     return {{"points", p}, {"ooms", o}};
   }
 

@@ -176,10 +176,19 @@ struct FragmentationPoint {
   std::uint64_t time_ns = 0, reserved = 0, allocated = 0, largest_free_block = 0;
   double reserved_over_allocated = 0;
 };
+// What replaying the trace's requests through one allocator configuration says of an OOM.
+struct OomReplay {
+  std::string config;  // "as recorded", "expandable_segments:True", ...
+  bool fits = false;   // the failed request succeeds there
+};
 struct OomReport {
   std::uint8_t device = 0;
   std::uint64_t time_ns = 0, requested = 0, device_free = 0, reserved = 0, allocated = 0, largest_free_block = 0;
   SiteId site = 0;
+  std::uint64_t event_index = 0;  // of the OOM event in the trace, from 0
+  LiveAt holding;                 // what held the device: top sites and categories
+  std::uint64_t replay_capacity = 0;  // the device size replay used (0: not replayed)
+  std::vector<OomReplay> replay;
 };
 struct FragmentationSection {
   std::vector<FragmentationPoint> points;
