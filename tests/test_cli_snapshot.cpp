@@ -132,6 +132,21 @@ TEST_CASE("snapshots: check fails a limit naming the sites, diff compares two re
   CHECK(diff.status == 0);
   CHECK(diff.out.find("cuda:0") != std::string::npos);
   CHECK(diff.out.find("51.04 GiB") != std::string::npos);
+  // Per stack at the peak: AdamW's two moment buffers, 12.69 GiB each, are new in B
+  // (the peak sites above), told apart by their line in optimizers.py.
+  Run jd = run("diff --format json " + quote(fwd) + " " + quote(kk));
+  REQUIRE(jd.status == 0);
+  json stacks = json::parse(jd.out)["stacks_at_peak"];
+  int moments = 0;
+  for (const json& s : stacks) {
+    const std::string key = s["key"];
+    if (key.ends_with("> optimizers.py:82") || key.ends_with("> optimizers.py:84")) {
+      ++moments;
+      CHECK(s["a"] == 0);
+      CHECK(s["b"] == 13627238400);  // each site's bytes at the peak, as Python's ground truth has them
+    }
+  }
+  CHECK(moments == 2);
 
   Run replay = run("replay " + quote(kk) + " --alloc-conf expandable_segments:True");
   INFO(replay.out);
@@ -176,6 +191,14 @@ TEST_CASE("snapshots: the JSON form, a bare segment list, and old entries withou
   for (const json& s : d["peak_allocated"]["by_site"]) sites[s["site"].get<std::string>()] = s["bytes"];
   CHECK(sites == json{{"<before recording>", 1000}, {"/home/me/train.py:7", 3000}});
   CHECK(d["ooms"] == 0);
+  // The whole stack of the one allocation that has frames, as the file gives it.
+  REQUIRE(d["peak_allocated"]["by_stack"].size() == 1);
+  const json& st = d["peak_allocated"]["by_stack"][0];
+  CHECK(st["bytes"] == 3000);
+  CHECK(st["site"] == "/home/me/train.py:7");
+  CHECK(st["frames"] == json::parse(R"([{"location": "/home/me/train.py:7", "function": "main", "language": "python"}])"));
+  Run text = run("peak --stacks " + quote(path));
+  CHECK(text.out.find("stack holding 2.93 KiB in 1 blocks, charged to /home/me/train.py:7:") != std::string::npos);
 
   // torch.cuda.memory_snapshot() dumped bare: the segments alone, state at dump.
   spit(path, "[{\"device\": 1, \"address\": 4096, \"total_size\": 2097152, \"blocks\": "

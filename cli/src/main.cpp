@@ -78,6 +78,7 @@ struct AnalysisFlags {
 struct ReportCommand {
   std::vector<std::string> files;
   std::string format = "text", only, output;
+  bool stacks = false;
   AnalysisFlags flags;
   std::vector<Section> fixed;  // a one-section command: summary, leaks, ...
 
@@ -101,6 +102,7 @@ struct ReportCommand {
       }
     }
     ro.color = color_wanted(format, output);
+    ro.stacks = stacks;
     OutputFile out(output, files, "-o");
     std::vector<Report> reports;
     for (const auto& f : files) reports.push_back(load_trace(f, options, flags.import).report);
@@ -118,6 +120,7 @@ void add_report_options(CLI::App* c, ReportCommand& r, bool many) {
   files->check(CLI::ExistingFile);
   c->add_option("--format", r.format, "text, markdown or json")->check(CLI::IsMember({"text", "markdown", "json"}))->capture_default_str();
   c->add_option("-o,--output", r.output, "write the report to this file");
+  c->add_flag("--stacks", r.stacks, "show the whole stack of each allocation site at the peaks (JSON always has them)");
   r.flags.add(c);
 }
 

@@ -163,6 +163,10 @@ Report analyze(const profiler::TraceReader& trace, const AnalysisOptions& option
   r.steps = s.step;
   r.duration_ns = first ? 0 : last_time - s.first_time_ns;
   for (auto& a : analyses) a->finish(s, r);
+  // Stacks are resolved only where a report shows them: at the peaks and the OOMs.
+  StackTable stacks(trace, r.stacks);
+  for (DeviceReport& d : r.devices) stacks.map_all(d.peak_allocated), stacks.map_all(d.peak_reserved);
+  for (OomReport& o : r.fragmentation.ooms) stacks.map_all(o.holding);
   if (!r.fragmentation.ooms.empty()) replay_ooms(trace, r);
   gather_findings(r);
   return r;

@@ -45,18 +45,34 @@ Table delta_table(const std::string& what, const std::vector<DeltaRow>& rows, bo
 
 }  // namespace
 
+std::string stack_key(const Report& r, const StackBytes& s) {
+  std::vector<std::string> frames;
+  for (const auto& f : r.stack(s.stack).frames) {
+    if (f.language != "python" || f.location.empty()) continue;
+    auto slash = f.location.rfind('/');
+    frames.push_back(slash == std::string::npos ? f.location : f.location.substr(slash + 1));
+    if (frames.size() == 6) break;  // deep enough to tell call paths apart
+  }
+  if (frames.empty()) return site_text(r.site(s.site), "");
+  std::string key;
+  for (auto it = frames.rbegin(); it != frames.rend(); ++it) key += (key.empty() ? "" : " > ") + *it;
+  return key;
+}
+
 ReportDiff diff_reports(const Report& a, const Report& b) {
   ReportDiff d;
   d.a_path = a.path, d.b_path = b.path;
-  Rows peak, reserved, cats, sites, findings;
+  Rows peak, reserved, cats, sites, stacks, findings;
   for (int side = 0; side < 2; ++side) {
     const Report& r = side ? b : a;
     for (const auto& dev : r.devices) {
       put(peak, dev.name, dev.peak_allocated.allocated, side);
       put(reserved, dev.name, dev.peak_reserved.reserved, side);
     }
-    if (const DeviceReport* m = r.main_device())
+    if (const DeviceReport* m = r.main_device()) {
       for (const auto& c : m->peak_allocated.by_category) put(cats, std::string(profiler::category_name(c.category)), c.bytes, side);
+      for (const auto& s : m->peak_allocated.by_stack) put(stacks, stack_key(r, s), s.bytes, side);
+    }
     for (const auto& s : r.allocations_by_site) put(sites, site_text(r.site(s.site), ""), s.bytes, side);
     for (const auto& f : r.findings) put(findings, std::string(finding_kind_name(f.kind)), 1, side);
   }
@@ -64,6 +80,7 @@ ReportDiff diff_reports(const Report& a, const Report& b) {
   d.peak_reserved = sorted(reserved, false);
   d.categories = sorted(cats, false);
   d.sites = sorted(sites, true);
+  d.stacks = sorted(stacks, true);
   for (const auto& [k, r] : sites) {
     if (r.a == 0 && r.b > 0) d.new_sites.push_back(k);
     if (r.a > 0 && r.b == 0) d.vanished_sites.push_back(k);
@@ -82,6 +99,7 @@ std::string render_diff(const ReportDiff& d, const std::string& format, const Re
     nlohmann::json j = {{"schema_version", kReportSchemaVersion}, {"a", d.a_path}, {"b", d.b_path},
                         {"peak_allocated", rows(d.peak_allocated)}, {"peak_reserved", rows(d.peak_reserved)},
                         {"categories_at_peak", rows(d.categories)}, {"sites", rows(d.sites)},
+                        {"stacks_at_peak", rows(d.stacks)},
                         {"new_sites", d.new_sites}, {"vanished_sites", d.vanished_sites}, {"findings", rows(d.findings)}};
     return j.dump(2) + "\n";
   }
@@ -103,6 +121,12 @@ std::string render_diff(const ReportDiff& d, const std::string& format, const Re
   for (const auto& s : d.new_sites) sites.parts.push_back({"new in B: " + shown(s), {}, true});
   for (const auto& s : d.vanished_sites) sites.parts.push_back({"gone from B: " + shown(s), {}, false});
   blocks.push_back(std::move(sites));
+  if (!d.stacks.empty()) {
+    // Stacks come from PyTorch snapshots and --stacks recordings; others have none.
+    std::vector<DeltaRow> rows = d.stacks;
+    for (auto& r : rows) r.key = shown(r.key);
+    blocks.push_back({2, "stacks at peak", {{"", delta_table("live at the peak under (Python frames, innermost last)", rows, true), false}}});
+  }
   Block findings{2, "findings", {}};
   if (d.findings.empty()) findings.parts.push_back({"no findings in either trace", {}, false});
   else findings.parts.push_back({"", delta_table("finding", d.findings, false), false});

@@ -84,8 +84,47 @@ class Layout {
       Table sites{{"site", "bytes", "share", "blocks"}, {false, true, true, true}, 0, {}};
       for (const auto& s : p.by_site) sites.rows.push_back({site(s.site), bytes_text(s.bytes), percent(s.bytes, p.allocated), num(s.blocks)});
       b.parts.push_back({"", sites, false});
+      if (o_.stacks) add_stacks(b, p);
     }
     return b;
+  }
+
+  // "c10::impl::wrap_kernel_functor_unboxed_<...>::call(...)": a C++ signature's template
+  // arguments and parameters hide its name in a column.
+  static std::string without_parameters(const std::string& f) {
+    std::string out;
+    int angle = 0, paren = 0;
+    for (char c : f) {
+      if (paren == 0 && c == '<') {
+        if (angle++ == 0) out += "<...>";
+      } else if (paren == 0 && c == '>' && angle > 0) {
+        --angle;
+      } else if (angle == 0 && c == '(') {
+        if (paren++ == 0) out += "(...)";
+      } else if (angle == 0 && c == ')' && paren > 0) {
+        --paren;
+      } else if (angle == 0 && paren == 0) {
+        out += c;
+      }
+    }
+    return angle == 0 && paren == 0 ? out : f;  // unbalanced: not a signature, shown as is
+  }
+
+  // Each stack at the peak, frame by frame (innermost first).
+  void add_stacks(Block& b, const LiveAt& p) const {
+    if (p.by_stack.empty()) {
+      b.parts.push_back({"no stacks in this trace (record with --stacks; PyTorch snapshots have them)", {}, false});
+      return;
+    }
+    for (const auto& s : p.by_stack) {
+      b.parts.push_back({"stack holding " + bytes_text(s.bytes) + " in " + num(s.blocks) + " blocks, charged to " + site(s.site) + ":",
+                         {}, false});
+      Table t{{"frame", "function", "language"}, {false, false, false}, 0, {}};
+      for (const auto& f : r_.stack(s.stack).frames)
+        t.rows.push_back({f.location.empty() ? "?" : site_text(SiteRef{f.location, ""}, o_.base_dir),
+                          f.language == "python" ? f.function : without_parameters(f.function), f.language});
+      b.parts.push_back({"", t, false});
+    }
   }
 
   // "replay on a 16.00 GiB device: as recorded fails too; expandable_segments:True fits it"

@@ -33,6 +33,13 @@ void LiveMemory::account(const LiveBlock& b, std::int64_t sign) {
   s.bytes += delta;
   s.blocks += static_cast<std::uint64_t>(sign);
   if (s.blocks == 0) d.by_site_category.erase(key(b.site, b.category));
+  if (b.stack) {
+    StackBytes& st = d.by_stack[b.stack];
+    st.stack = b.stack, st.site = b.site;
+    st.bytes += delta;
+    st.blocks += static_cast<std::uint64_t>(sign);
+    if (st.blocks == 0) d.by_stack.erase(b.stack);
+  }
   if (b.step > 0) {
     auto it = stepped_by_site_.try_emplace(b.site, 0).first;
     it->second += delta;
@@ -66,7 +73,7 @@ const LiveBlock* LiveMemory::apply(const profiler::Event& e, SiteId site, std::u
       LiveBlock b;
       b.address = e.address, b.size = e.size, b.requested = e.requested, b.segment = e.address2;
       b.storage = e.storage, b.time_ns = e.time_ns, b.event_index = event_index, b.step = step;
-      b.site = site, b.device = e.device, b.stream = e.stream;
+      b.site = site, b.stack = e.stack, b.device = e.device, b.stream = e.stream;
       account(b, +1);
       if (b.storage) storage_[b.storage] = {e.device, e.address};
       return &d.blocks.insert_or_assign(e.address, b).first->second;
@@ -155,6 +162,10 @@ LiveAt LiveMemory::live_at(std::uint8_t d, std::uint64_t time_ns, std::size_t to
   std::sort(at.by_site.begin(), at.by_site.end(),
             [](const SiteBytes& a, const SiteBytes& b) { return a.bytes != b.bytes ? a.bytes > b.bytes : a.site < b.site; });
   if (at.by_site.size() > top) at.by_site.resize(top);
+  for (const auto& [id, st] : s.by_stack) at.by_stack.push_back(st);
+  std::sort(at.by_stack.begin(), at.by_stack.end(),
+            [](const StackBytes& a, const StackBytes& b) { return a.bytes != b.bytes ? a.bytes > b.bytes : a.stack < b.stack; });
+  if (at.by_stack.size() > top) at.by_stack.resize(top);
   return at;
 }
 

@@ -20,6 +20,7 @@ struct LiveBlock {
   std::uint64_t time_ns = 0, event_index = 0;
   std::uint64_t step = 0;  // step boundaries seen before it was allocated
   SiteId site = 0;
+  std::uint32_t stack = 0;  // the trace's stack id (0: none)
   Category category = Category::Unknown;
   std::int32_t stream = 0;
   std::uint8_t device = 0;
@@ -42,6 +43,7 @@ struct DeviceState {
   absl::flat_hash_map<std::uint64_t, SiteBytes> by_site_category;  // key: site << 8 | category
   std::array<std::uint64_t, 8> by_category{};                      // allocated per Category
   absl::flat_hash_map<SiteId, std::uint64_t> by_site;              // allocated per site
+  absl::flat_hash_map<std::uint32_t, StackBytes> by_stack;         // allocated per trace stack id
   bool touched = false;
 };
 

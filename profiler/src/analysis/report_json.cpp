@@ -26,8 +26,15 @@ class JsonReport {
       cats.push_back({{"category", profiler::category_name(c.category)}, {"bytes", c.bytes}, {"blocks", c.blocks}});
     for (const auto& s : a.by_site)
       sites.push_back({{"site", site(s.site)}, {"function", r_.site(s.site).function}, {"bytes", s.bytes}, {"blocks", s.blocks}});
+    json stacks = json::array();
+    for (const auto& s : a.by_stack) {
+      json frames = json::array();
+      for (const auto& f : r_.stack(s.stack).frames)
+        frames.push_back({{"location", f.location}, {"function", f.function}, {"language", f.language}});
+      stacks.push_back({{"site", site(s.site)}, {"bytes", s.bytes}, {"blocks", s.blocks}, {"frames", frames}});
+    }
     return {{"time_ns", a.time_ns}, {"allocated", a.allocated}, {"reserved", a.reserved},
-            {"largest_free_block", a.largest_free_block}, {"by_category", cats}, {"by_site", sites}};
+            {"largest_free_block", a.largest_free_block}, {"by_category", cats}, {"by_site", sites}, {"by_stack", stacks}};
   }
 
   json device_name(std::uint8_t index) const {

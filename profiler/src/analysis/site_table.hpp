@@ -39,4 +39,33 @@ class SiteTable {
   absl::flat_hash_map<std::string, SiteId> by_ref_;
 };
 
+// Trace stack ids mapped to a report's stacks, each resolved once, frame by frame.
+class StackTable {
+ public:
+  StackTable(const profiler::TraceReader& trace, std::vector<StackRef>& stacks) : trace_(trace), stacks_(stacks) {}
+  StackId map(std::uint32_t id) {
+    if (id == 0) return 0;
+    auto [it, fresh] = ids_.try_emplace(id, 0);
+    if (!fresh) return it->second;
+    StackRef ref;
+    for (const profiler::SiteInfo& f : trace_.stack(id)) {
+      std::string location = f.file.empty() ? "" : f.line ? f.file + ":" + std::to_string(f.line) : f.file;
+      ref.frames.push_back({std::move(location), f.function, std::string(profiler::language_name(f.language))});
+    }
+    if (ref.frames.empty()) return 0;
+    it->second = static_cast<StackId>(stacks_.size());
+    stacks_.push_back(std::move(ref));
+    return it->second;
+  }
+  // Every trace stack id in `at` becomes a report stack id.
+  void map_all(LiveAt& at) {
+    for (StackBytes& s : at.by_stack) s.stack = map(s.stack);
+  }
+
+ private:
+  const profiler::TraceReader& trace_;
+  std::vector<StackRef>& stacks_;
+  absl::flat_hash_map<std::uint32_t, StackId> ids_;
+};
+
 }  // namespace memlens::analysis

@@ -1,6 +1,7 @@
 #pragma once
 // Two reports side by side: peaks per device, bytes per category at the peak, bytes
-// allocated per site, sites that appeared or vanished, findings per kind.
+// allocated per site, bytes per stack at the peak, sites that appeared or vanished,
+// findings per kind.
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -21,11 +22,15 @@ struct ReportDiff {
   std::vector<DeltaRow> peak_allocated, peak_reserved;  // by device
   std::vector<DeltaRow> categories;                     // at the main device's peak
   std::vector<DeltaRow> sites;                          // bytes allocated over the trace, changed ones
+  std::vector<DeltaRow> stacks;                         // live at the main device's peak, per stack, changed ones
   std::vector<std::string> new_sites, vanished_sites;
   std::vector<DeltaRow> findings;                       // count per kind
 };
 
 ReportDiff diff_reports(const Report& a, const Report& b);
+// A stack as a diff names it: its innermost Python frames by file name, outermost first,
+// so a shortened column keeps the innermost ("train.py:40 > model.py:30"); else its site.
+std::string stack_key(const Report& r, const StackBytes& s);
 // format: "text", "markdown" or "json".
 std::string render_diff(const ReportDiff& d, const std::string& format, const RenderOptions& options);
 

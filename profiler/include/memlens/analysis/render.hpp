@@ -24,6 +24,7 @@ struct RenderOptions {
   bool color = false;        // ANSI colours in text
   std::size_t width = 100;   // text columns
   std::string base_dir;      // site paths under it are shown relative to it (text, Markdown)
+  bool stacks = false;       // the whole stacks at each peak (text, Markdown; JSON always has them)
 };
 
 std::string render_text(const std::vector<Report>& reports, const RenderOptions& options);

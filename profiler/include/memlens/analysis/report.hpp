@@ -25,6 +25,26 @@ struct SiteRef {
 };
 using SiteId = std::uint32_t;
 
+// One frame of a stack as the report shows it.
+struct FrameRef {
+  std::string location;  // "file:line", "file" without a line, "" when unknown
+  std::string function;
+  std::string language;  // "python", "native", "unknown"
+  bool operator==(const FrameRef&) const = default;
+};
+// A whole allocation stack, innermost frame first (PyTorch snapshots, --stacks recordings).
+struct StackRef {
+  std::vector<FrameRef> frames;
+  bool operator==(const StackRef&) const = default;
+};
+using StackId = std::uint32_t;
+// A stack's live bytes; `site` is the site its allocations were charged to.
+struct StackBytes {
+  StackId stack = 0;
+  SiteId site = 0;
+  std::uint64_t bytes = 0, blocks = 0;
+};
+
 std::string shape_text(const ShapeRecord& s);  // "[100, 1]"
 std::string bytes_text(std::uint64_t bytes);  // "39.06 KiB"
 std::uint64_t numel(const ShapeRecord& s);
@@ -45,6 +65,7 @@ struct LiveAt {
   std::uint64_t largest_free_block = 0;  // inside reserved segments
   std::vector<CategoryBytes> by_category;
   std::vector<SiteBytes> by_site;
+  std::vector<StackBytes> by_stack;  // traces with stacks only; ids into Report::stacks
 };
 
 struct DeviceReport {
@@ -247,6 +268,7 @@ struct Report {
   std::uint64_t duration_ns = 0;
   std::uint64_t steps = 0;
   std::vector<SiteRef> sites{SiteRef{}};
+  std::vector<StackRef> stacks{StackRef{}};  // 0: no stack
   std::vector<DeviceReport> devices;  // devices with any memory event
   std::vector<SiteBytes> allocations_by_site;  // every allocation over the trace, largest total first
   LeakSection leaks;
@@ -259,6 +281,7 @@ struct Report {
   std::vector<Finding> findings;
 
   const SiteRef& site(SiteId id) const { return id < sites.size() ? sites[id] : sites[0]; }
+  const StackRef& stack(StackId id) const { return id < stacks.size() ? stacks[id] : stacks[0]; }
   const DeviceReport* device(std::string_view name) const;
   // The device a one-number summary speaks of: the busiest accelerator, else cpu.
   const DeviceReport* main_device() const;
