@@ -185,16 +185,13 @@ struct ImportCommand {
   int run() const {
     if (output == "-") throw UsageError("import: -o must name a file (a trace is binary)");
     OutputFile out(output, {file}, "-o");
-    std::string bytes = snapshot::read_whole_file(file);
-    auto encoding = snapshot::sniff_snapshot(bytes.substr(0, 64));
-    if (encoding == snapshot::SnapshotEncoding::NotSnapshot)
-      throw UsageError(file + ": not a PyTorch memory snapshot (neither pickle nor JSON)");
+    snapshot::SnapshotEncoding encoding;
     snapshot::ImportSummary sum;
     try {
-      sum = snapshot::import_snapshot(bytes, encoding, std::filesystem::path(file).filename().string(), out.write_path(),
-                                      options);
+      encoding = snapshot::sniff_snapshot_file(file);
+      sum = snapshot::import_snapshot_file(file, out.write_path(), options);
     } catch (const snapshot::SnapshotError& e) {
-      throw UsageError(file + ": " + e.what());
+      throw UsageError(e.what());
     }
     out.commit();
     std::error_code ec;

@@ -8,7 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "chunk_io.hpp"
-#include "mapped_file.hpp"
+#include "memlens/common/mapped_file.hpp"
 #include "event_codec.hpp"
 #include "symbolizer.hpp"
 
@@ -31,6 +31,14 @@ TraceHeader parse_header(const nlohmann::json& j) {
   return h;
 }
 
+std::unique_ptr<MappedFile> map(const std::string& path) {
+  try {
+    return std::make_unique<MappedFile>(path);
+  } catch (const FileError& e) {
+    throw TraceError(e.what());
+  }
+}
+
 std::string count_text(std::uint64_t events, std::size_t chunks) {
   return std::to_string(events) + " events from " + std::to_string(chunks) + " whole event chunk" +
          (chunks == 1 ? "" : "s");
@@ -39,7 +47,7 @@ std::string count_text(std::uint64_t events, std::size_t chunks) {
 }  // namespace
 
 TraceReader::TraceReader(const std::string& file, const std::string& shown_as)
-    : path_(shown_as.empty() ? file : shown_as), data_(std::make_unique<MappedFile>(file)) {
+    : path_(shown_as.empty() ? file : shown_as), data_(map(file)) {
   const std::string& path = path_;
   const std::size_t n = data_->size();
   if (n == 0) throw TraceError(path + ": empty file, not a memlens trace");

@@ -4,7 +4,7 @@
 
 namespace memlens::snapshot {
 
-const PyValue* read_pickle(PyDocument& doc, std::string_view bytes);
+const PyValue* read_pickle(PyDocument& doc, std::string_view bytes, const PyDocument::Progress& progress);
 const PyValue* read_json(PyDocument& doc, std::string_view text);
 
 }  // namespace memlens::snapshot

@@ -38,9 +38,8 @@ class JsonBuilder final : public nlohmann::json_sax<nlohmann::json> {
     return add(v);
   }
   bool string(string_t& s) override {
-    PyValue* v = make(Kind::String);
-    v->text = std::move(s);
-    return add(v);
+    if (s.size() > 0xffffffffu) return fail("a string of more than 4 GiB");
+    return add(doc_.make_text(Kind::String, s));
   }
   bool binary(binary_t&) override { return fail("binary values are not JSON"); }
   bool start_object(std::size_t) override { return open(Kind::Dict); }
@@ -56,14 +55,10 @@ class JsonBuilder final : public nlohmann::json_sax<nlohmann::json> {
   }
 
  private:
-  PyValue* make(Kind k) {
-    PyValue& v = doc_.values_.emplace_back();
-    v.kind = k;
-    return &v;
-  }
+  PyValue* make(Kind k) { return doc_.make(k); }
   bool add(PyValue* v) {
     if (open_.empty()) root_ = v;
-    else open_.back()->items.push_back(v);
+    else open_.back()->container->items.push_back(v);
     return true;
   }
   bool open(Kind k) {

@@ -3,6 +3,9 @@
 
 #include "document_readers.hpp"
 
+#include <algorithm>
+#include <cstring>
+
 namespace memlens::snapshot {
 
 using Kind = PyValue::Kind;
@@ -22,11 +25,17 @@ std::string_view kind_name(Kind k) {
   return "?";
 }
 
+const std::vector<const PyValue*>& PyValue::items() const {
+  static const std::vector<const PyValue*> none;
+  return is_container() ? container->items : none;
+}
+
 const PyValue* PyValue::get(std::string_view key) const {
   if (kind != Kind::Dict) return nullptr;
+  const auto& v = container->items;
   // Later entries win, as in Python; snapshots' dicts are small.
-  for (std::size_t i = items.size(); i >= 2; i -= 2)
-    if (items[i - 2]->kind == Kind::String && items[i - 2]->text == key) return items[i - 1];
+  for (std::size_t i = v.size(); i >= 2; i -= 2)
+    if (v[i - 2]->kind == Kind::String && v[i - 2]->text() == key) return v[i - 1];
   return nullptr;
 }
 
@@ -42,8 +51,55 @@ std::uint64_t PyValue::as_u64() const {
                     (kind == Kind::Int ? std::to_string(integer) : std::string(kind_name(kind))));
 }
 
-PyDocument::PyDocument(std::string_view bytes, Encoding encoding) {
-  root_ = encoding == Encoding::Pickle ? read_pickle(*this, bytes) : read_json(*this, bytes);
+PyDocument::PyDocument(std::string_view bytes, Encoding encoding, const Progress& progress) {
+  root_ = encoding == Encoding::Pickle ? read_pickle(*this, bytes, progress) : read_json(*this, bytes);
+}
+
+PyValue* PyDocument::make(Kind k) {
+  PyValue& v = values_.emplace_back();
+  v.kind = k;
+  if (v.is_container()) v.container = new_container();
+  return &v;
+}
+
+PyContainer* PyDocument::new_container() {
+  if (spare_.empty()) return &containers_.emplace_back();
+  PyContainer* c = spare_.back();
+  spare_.pop_back();
+  return c;
+}
+
+void PyDocument::recycle(PyContainer* c) {
+  std::vector<const PyValue*>().swap(c->items);
+  c->shared = c->interned = false;
+  spare_.push_back(c);
+}
+
+PyValue* PyDocument::make_text(Kind k, std::string_view text) {
+  // Text goes into 1 MiB blocks (a longer text gets its own), so the input can go.
+  constexpr std::size_t kBlock = 1 << 20;
+  if (text.size() > text_left_) {
+    std::size_t n = std::max(kBlock, text.size());
+    text_blocks_.push_back(std::make_unique<char[]>(n));
+    text_at_ = text_blocks_.back().get();
+    text_left_ = n;
+  }
+  PyValue* v = make(k);
+  if (!text.empty()) std::memcpy(text_at_, text.data(), text.size());
+  v->chars = text_at_;
+  v->length = static_cast<std::uint32_t>(text.size());
+  text_at_ += text.size();
+  text_left_ -= text.size();
+  return v;
+}
+
+std::vector<const PyValue*>& PyDocument::change(PyValue* v) {
+  if (v->container->shared) {
+    const std::vector<const PyValue*>& items = v->container->items;
+    v->container = new_container();
+    v->container->items = items;
+  }
+  return v->container->items;
 }
 
 }  // namespace memlens::snapshot

@@ -1,6 +1,5 @@
 #include "memlens/snapshot/recording.hpp"
 
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -9,33 +8,10 @@
 #include <filesystem>
 
 #include "memlens/common/input_file.hpp"
+#include "memlens/common/mapped_file.hpp"
 #include "memlens/snapshot/py_document.hpp"
 
 namespace memlens::snapshot {
-
-std::string read_whole_file(const std::string& path) {
-  std::string why;
-  int fd = open_regular_file(path, &why);
-  if (fd < 0) throw SnapshotError(path + ": cannot open: " + why);
-  struct stat st {};
-  if (fstat(fd, &st) != 0) {
-    int err = errno;
-    ::close(fd);
-    throw SnapshotError(path + ": cannot open: " + std::strerror(err));
-  }
-  // Sized by the file, and never read past what it held when opened.
-  std::string out(static_cast<std::size_t>(st.st_size), '\0');
-  std::size_t got = 0;
-  while (got < out.size()) {
-    ssize_t n = ::read(fd, out.data() + got, out.size() - got);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) break;
-    got += static_cast<std::size_t>(n);
-  }
-  ::close(fd);
-  out.resize(got);
-  return out;
-}
 
 namespace {
 
@@ -67,26 +43,35 @@ class TemporaryTrace {
 
 }  // namespace
 
-std::unique_ptr<profiler::TraceReader> open_recording(const std::string& path, const ImportOptions& options) {
-  std::string head;
-  {
-    std::string why;
-    int fd = open_regular_file(path, &why);
-    if (fd < 0) throw SnapshotError(path + ": cannot open: " + why);
-    head.resize(64);
-    ssize_t n = ::read(fd, head.data(), head.size());
-    ::close(fd);
-    head.resize(n > 0 ? static_cast<std::size_t>(n) : 0);
-  }
-  SnapshotEncoding encoding = sniff_snapshot(head);
-  if (encoding == SnapshotEncoding::NotSnapshot) return std::make_unique<profiler::TraceReader>(path);
-  std::string bytes = read_whole_file(path);
-  TemporaryTrace trace;
+SnapshotEncoding sniff_snapshot_file(const std::string& path) {
+  std::string why;
+  int fd = open_regular_file(path, &why);
+  if (fd < 0) throw SnapshotError(path + ": cannot open: " + why);
+  char head[64];
+  ssize_t n = ::read(fd, head, sizeof head);
+  ::close(fd);
+  return sniff_snapshot(std::string_view(head, n > 0 ? static_cast<std::size_t>(n) : 0));
+}
+
+ImportSummary import_snapshot_file(const std::string& path, const std::string& trace_path, const ImportOptions& options) {
+  SnapshotEncoding encoding = sniff_snapshot_file(path);
+  if (encoding == SnapshotEncoding::NotSnapshot)
+    throw SnapshotError(path + ": not a PyTorch memory snapshot (neither pickle nor JSON)");
   try {
-    import_snapshot(bytes, encoding, std::filesystem::path(path).filename().string(), trace.path(), options);
+    MappedFile file(path);
+    return import_snapshot(std::string_view(file.data(), file.size()), encoding, std::filesystem::path(path).filename().string(),
+                           trace_path, options, [&](std::size_t consumed) { file.release_before(consumed); });
+  } catch (const FileError& e) {
+    throw SnapshotError(e.what());
   } catch (const SnapshotError& e) {
     throw SnapshotError(path + ": " + e.what());
   }
+}
+
+std::unique_ptr<profiler::TraceReader> open_recording(const std::string& path, const ImportOptions& options) {
+  if (sniff_snapshot_file(path) == SnapshotEncoding::NotSnapshot) return std::make_unique<profiler::TraceReader>(path);
+  TemporaryTrace trace;
+  import_snapshot_file(path, trace.path(), options);
   return std::make_unique<profiler::TraceReader>(trace.path(), path);
 }
 

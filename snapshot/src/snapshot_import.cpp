@@ -46,8 +46,8 @@ std::uint64_t u64(const PyValue* v, const std::string& where) {
   }
 }
 
-std::string text(const PyValue* v, const std::string& where) {
-  return expect(v, Kind::String, where).text;
+std::string_view text(const PyValue* v, const std::string& where) {
+  return expect(v, Kind::String, where).text();
 }
 
 std::string at(const std::string& base, std::size_t i) { return base + "[" + std::to_string(i) + "]"; }
@@ -65,16 +65,18 @@ Action action_of(std::string_view a) {
   return Action::Other;  // "snapshot" and anything newer
 }
 
-// One trace entry or annotation, in the merged timeline.
+// One trace entry or annotation, in the merged timeline: 48 bytes, one per entry.
 struct Entry {
-  Action action = Action::Other;
-  std::size_t device = 0;
   std::uint64_t time_us = 0;
-  std::size_t order = 0;  // position in the file: ties keep it
-  std::uint64_t addr = 0, size = 0, stream = 0, device_free = 0;
+  std::uint64_t addr = 0, size = 0;
+  std::uint64_t extra = 0;  // oom: the device's free bytes; annotation: its name's index
   const PyValue* frames = nullptr;
-  std::string name;  // annotations
+  std::uint32_t order = 0;  // position in the file: ties keep it
+  std::uint16_t stream = 0; // memlens' small stream number
+  Action action = Action::Other;
+  std::uint8_t device = 0;
 };
+static_assert(sizeof(Entry) == 48);
 
 struct Block {
   std::uint64_t size = 0;
@@ -123,10 +125,10 @@ std::string config_text(const PyValue* settings) {
   if (const PyValue* r = settings->get("roundup_power2_divisions")) {
     if (r->is(Kind::Int)) divisions = r->integer;
     if (r->is(Kind::Dict))
-      for (std::size_t i = 1; i < r->items.size(); i += 2)
-        if (r->items[i]->is(Kind::Int)) divisions = std::max(divisions, r->items[i]->integer);
+      for (std::size_t i = 1; i < r->items().size(); i += 2)
+        if (r->items()[i]->is(Kind::Int)) divisions = std::max(divisions, r->items()[i]->integer);
     if (r->is(Kind::List))
-      for (const PyValue* d : r->items)
+      for (const PyValue* d : r->items())
         if (d->is(Kind::Int)) divisions = std::max(divisions, d->integer);
   }
   out += "roundup_power2_divisions:" + std::to_string(std::max<std::int64_t>(divisions, 0)) + ",";
@@ -142,11 +144,14 @@ class SnapshotImporter {
 
   ImportSummary run(const std::string& trace_path) {
     read_segments();
+    reserve_entries();
     read_entries();
     read_annotations();
-    std::stable_sort(entries_.begin(), entries_.end(), [](const Entry& a, const Entry& b) {
+    // In place (no buffer the size of the trace); usually already in order.
+    auto earlier = [](const Entry& a, const Entry& b) {
       return a.time_us != b.time_us ? a.time_us < b.time_us : a.order < b.order;
-    });
+    };
+    if (!std::is_sorted(entries_.begin(), entries_.end(), earlier)) std::sort(entries_.begin(), entries_.end(), earlier);
     rewind();
     profiler::TraceHeader h = header();
     profiler::TraceWriter writer(trace_path, h);
@@ -179,22 +184,22 @@ class SnapshotImporter {
     if (!list) return;
     const std::string base = "segments";
     const PyValue& segs = expect(list, Kind::List, base);
-    for (std::size_t i = 0; i < segs.items.size(); ++i) {
+    for (std::size_t i = 0; i < segs.items().size(); ++i) {
       const std::string w = at(base, i);
-      const PyValue& s = expect(segs.items[i], Kind::Dict, w);
+      const PyValue& s = expect(segs.items()[i], Kind::Dict, w);
       DeviceState& d = device(u64(s.get("device"), at(w, "device")), at(w, "device"));
       std::uint64_t addr = u64(s.get("address"), at(w, "address"));
       std::uint64_t size = u64(s.get("total_size"), at(w, "total_size"));
       d.segments[addr] = size;
       const PyValue* type = s.get("segment_type");
-      d.small_pool[addr] = type && type->is(Kind::String) ? type->text == "small" : size == kSmallSegmentBytes;
+      d.small_pool[addr] = type && type->is(Kind::String) ? type->text() == "small" : size == kSmallSegmentBytes;
       const PyValue* blocks = s.get("blocks");
       if (!blocks) continue;
       const PyValue& bl = expect(blocks, Kind::List, at(w, "blocks"));
-      for (std::size_t k = 0; k < bl.items.size(); ++k) {
+      for (std::size_t k = 0; k < bl.items().size(); ++k) {
         const std::string wb = at(at(w, "blocks"), k);
-        const PyValue& b = expect(bl.items[k], Kind::Dict, wb);
-        std::string state = text(b.get("state"), at(wb, "state"));
+        const PyValue& b = expect(bl.items()[k], Kind::Dict, wb);
+        std::string_view state = text(b.get("state"), at(wb, "state"));
         if (state != "active_allocated" && state != "active_pending_free") continue;
         std::uint64_t baddr = u64(b.get("address"), at(wb, "address"));
         // The trace records requested sizes; so do the blocks that were there at start.
@@ -206,23 +211,34 @@ class SnapshotImporter {
     }
   }
 
+  // One allocation for every entry and annotation, sized by the document.
+  void reserve_entries() {
+    if (!root_.is(Kind::Dict)) return;
+    std::size_t n = 0;
+    if (const PyValue* traces = root_.get("device_traces"))
+      for (const PyValue* d : traces->items()) n += d->items().size();
+    if (const PyValue* anns = root_.get("external_annotations")) n += anns->items().size();
+    if (n > UINT32_MAX) bad("device_traces", "more than 2^32 entries");
+    entries_.reserve(n);
+  }
+
   void read_entries() {
     if (!root_.is(Kind::Dict)) return;
     const PyValue* traces = root_.get("device_traces");
     if (!traces) return;
     const std::string base = "device_traces";
     const PyValue& per_device = expect(traces, Kind::List, base);
-    for (std::size_t dev = 0; dev < per_device.items.size(); ++dev) {
+    for (std::size_t dev = 0; dev < per_device.items().size(); ++dev) {
       const std::string wd = at(base, dev);
-      const PyValue& list = expect(per_device.items[dev], Kind::List, wd);
-      if (!list.items.empty()) device(dev, wd);
-      for (std::size_t i = 0; i < list.items.size(); ++i) {
+      const PyValue& list = expect(per_device.items()[dev], Kind::List, wd);
+      if (!list.items().empty()) device(dev, wd);
+      for (std::size_t i = 0; i < list.items().size(); ++i) {
         const std::string w = at(wd, i);
-        const PyValue& t = expect(list.items[i], Kind::Dict, w);
+        const PyValue& t = expect(list.items()[i], Kind::Dict, w);
         Entry e;
         e.action = action_of(text(t.get("action"), at(w, "action")));
-        e.device = dev;
-        e.order = entries_.size();
+        e.device = static_cast<std::uint8_t>(dev);
+        e.order = static_cast<std::uint32_t>(entries_.size());
         // Old files have no time: one microsecond per entry keeps their order.
         const PyValue* time = t.get("time_us");
         e.time_us = time ? u64(time, at(w, "time_us")) : i;
@@ -233,9 +249,9 @@ class SnapshotImporter {
         }
         e.addr = u64(t.get("addr"), at(w, "addr"));
         e.size = u64(t.get("size"), at(w, "size"));
-        if (const PyValue* s = t.get("stream")) e.stream = s->is(Kind::Int) ? s->as_u64() : 0;
+        if (const PyValue* s = t.get("stream")) e.stream = stream(s->is(Kind::Int) ? s->as_u64() : 0);
         if (e.action == Action::Oom) {
-          if (const PyValue* f = t.get("device_free")) e.device_free = u64(f, at(w, "device_free"));
+          if (const PyValue* f = t.get("device_free")) e.extra = u64(f, at(w, "device_free"));
         }
         const PyValue* frames = t.get("frames");
         if (frames && frames->is(Kind::List)) e.frames = frames;
@@ -250,19 +266,22 @@ class SnapshotImporter {
     if (!anns) return;
     const std::string base = "external_annotations";
     const PyValue& list = expect(anns, Kind::List, base);
-    for (std::size_t i = 0; i < list.items.size(); ++i) {
+    for (std::size_t i = 0; i < list.items().size(); ++i) {
       const std::string w = at(base, i);
-      const PyValue& a = expect(list.items[i], Kind::Dict, w);
+      const PyValue& a = expect(list.items()[i], Kind::Dict, w);
       Entry e;
-      std::string stage = text(a.get("stage"), at(w, "stage"));
-      if (stage != "START" && stage != "END") bad(at(w, "stage"), "expected START or END, found '" + stage + "'");
+      std::string_view stage = text(a.get("stage"), at(w, "stage"));
+      if (stage != "START" && stage != "END") bad(at(w, "stage"), "expected START or END, found '" + std::string(stage) + "'");
       e.action = stage == "START" ? Action::Begin : Action::End;
-      e.name = text(a.get("name"), at(w, "name"));
-      if (const PyValue* d = a.get("device"); d && d->is(Kind::Int)) e.device = d->as_u64();
-      device(e.device, at(w, "device"));
+      e.extra = names_.size();
+      names_.emplace_back(text(a.get("name"), at(w, "name")));
+      std::uint64_t dev = 0;
+      if (const PyValue* d = a.get("device"); d && d->is(Kind::Int)) dev = d->as_u64();
+      device(dev, at(w, "device"));
+      e.device = static_cast<std::uint8_t>(dev);
       const PyValue* time = a.get("time_us");
       e.time_us = time ? u64(time, at(w, "time_us")) : 0;
-      e.order = entries_.size();
+      e.order = static_cast<std::uint32_t>(entries_.size());
       entries_.push_back(std::move(e));
     }
   }
@@ -306,7 +325,7 @@ class SnapshotImporter {
       for (const Entry& e : entries_) {
         if (e.action == Action::SegmentAlloc) reserved[e.device] += e.size;
         if (e.action == Action::SegmentFree) reserved[e.device] -= std::min(reserved[e.device], e.size);
-        if (e.action == Action::Oom) capacity[e.device] = std::max(capacity[e.device], reserved[e.device] + e.device_free);
+        if (e.action == Action::Oom) capacity[e.device] = std::max(capacity[e.device], reserved[e.device] + e.extra);
       }
     }
     for (std::size_t d = 0; d < devices_.size(); ++d) h.devices.push_back({"cuda:" + std::to_string(d), capacity[d]});
@@ -319,50 +338,63 @@ class SnapshotImporter {
 
   std::uint64_t time_ns(const Entry& e) const { return (e.time_us - std::min(e.time_us, first_us_)) * 1000; }
 
-  std::int32_t stream(std::uint64_t s) {
+  // CUDA streams by memlens' small numbers: 0 the default stream, then in order of use.
+  std::uint16_t stream(std::uint64_t s) {
     if (s == 0) return 0;
-    auto [it, fresh] = streams_.try_emplace(s, static_cast<std::int32_t>(streams_.size() + 1));
+    auto [it, fresh] = streams_.try_emplace(s, static_cast<std::uint16_t>(std::min<std::size_t>(streams_.size() + 1, UINT16_MAX)));
     return it->second;
   }
 
-  // Site and stack of a frame list, computed once per list (the memo shares them).
+  // One frame dict: its site, and what the site rule needs to know of it. Computed once
+  // per dict: PyTorch's files share each frame dict among every stack holding it.
+  struct Frame {
+    std::uint32_t site = 0;
+    bool user = false;          // the user's own Python code
+    std::uint32_t node = 0;     // the autograd node's site, if the frame names one
+  };
+  const Frame& frame(const PyValue* f) {
+    auto [it, fresh] = frames_.try_emplace(f);
+    if (!fresh || !f->is(Kind::Dict)) return it->second;
+    const PyValue* file = f->get("filename");
+    const PyValue* name = f->get("name");
+    const PyValue* line = f->get("line");
+    std::string_view file_text = file && file->is(Kind::String) && file->text() != "??" ? std::string_view(file->text()) : "";
+    std::string_view name_text = name && name->is(Kind::String) ? std::string_view(name->text()) : "";
+    auto line_no = static_cast<std::uint32_t>(line && line->is(Kind::Int) && line->integer > 0 ? line->integer : 0);
+    Language lang = file_text.ends_with(".py") ? Language::Python : Language::Native;
+    Frame& out = it->second;
+    out.site = writer_->intern_site(file_text, line_no, name_text, lang);
+    out.user = is_user_python_file(file_text);
+    if (std::string n = autograd_node(name_text); !n.empty())
+      out.node = writer_->intern_site("autograd:" + n, 0, n, Language::Native);
+    return out;
+  }
+
+  // Site and stack of a frame list.
   std::pair<std::uint32_t, std::uint32_t> site_and_stack(const PyValue* frames) {
     if (!frames) return {0, 0};
-    auto [it, fresh] = frame_lists_.try_emplace(frames);
-    if (!fresh) return it->second;
-    std::vector<std::uint32_t> stack;
+    stack_.clear();
     std::uint32_t user = 0, node = 0;
-    for (const PyValue* f : frames->items) {
-      if (stack.size() == kMaxStackFrames) break;
-      if (!f->is(Kind::Dict)) continue;
-      const PyValue* file = f->get("filename");
-      const PyValue* name = f->get("name");
-      const PyValue* line = f->get("line");
-      std::string_view file_text = file && file->is(Kind::String) && file->text != "??" ? std::string_view(file->text) : "";
-      std::string_view name_text = name && name->is(Kind::String) ? std::string_view(name->text) : "";
-      auto line_no = static_cast<std::uint32_t>(line && line->is(Kind::Int) && line->integer > 0 ? line->integer : 0);
-      Language lang = file_text.ends_with(".py") ? Language::Python : Language::Native;
-      std::uint32_t id = writer_->intern_site(file_text, line_no, name_text, lang);
-      stack.push_back(id);
-      if (!user && is_user_python_file(file_text)) user = id;
-      if (!node) {
-        std::string n = autograd_node(name_text);
-        if (!n.empty()) node = writer_->intern_site("autograd:" + n, 0, n, Language::Native);
-      }
+    for (const PyValue* f : frames->items()) {
+      if (stack_.size() == kMaxStackFrames) break;
+      const Frame& x = frame(f);
+      if (!x.site) continue;
+      stack_.push_back(x.site);
+      if (!user && x.user) user = x.site;
+      if (!node) node = x.node;
     }
-    it->second = {user ? user : node, writer_->intern_stack(stack)};
-    return it->second;
+    return {user ? user : node, writer_->intern_stack(stack_)};
   }
 
   bool under_step_frame(const PyValue* frames) {
     if (!frames) return false;
     auto [it, fresh] = step_frames_.try_emplace(frames, false);
     if (!fresh) return it->second;
-    for (const PyValue* f : frames->items) {
+    for (const PyValue* f : frames->items()) {
       const PyValue* file = f->is(Kind::Dict) ? f->get("filename") : nullptr;
       const PyValue* name = f->is(Kind::Dict) ? f->get("name") : nullptr;
-      if (file && name && file->is(Kind::String) && name->is(Kind::String) && file->text.ends_with(".py") &&
-          frame_matches(options_.step_at, file->text, name->text))
+      if (file && name && file->is(Kind::String) && name->is(Kind::String) && file->text().ends_with(".py") &&
+          frame_matches(options_.step_at, file->text(), name->text()))
         return it->second = true;
     }
     return false;
@@ -422,7 +454,7 @@ class SnapshotImporter {
     e.time_ns = time_ns(x);
     e.device = static_cast<std::uint8_t>(x.device);
     e.address = x.addr;
-    e.stream = stream(x.stream);
+    e.stream = x.stream;
     switch (x.action) {
       case Action::SegmentAlloc:
         e.kind = EventKind::SegmentAlloc;
@@ -471,20 +503,22 @@ class SnapshotImporter {
         auto [site, stack] = site_and_stack(x.frames);
         e.kind = EventKind::Oom;
         e.size = x.size;
-        e.free_bytes = x.device_free;
+        e.free_bytes = x.extra;
         e.reserved = d.reserved, e.allocated = d.allocated;
         e.site = site, e.stack = stack;
         break;
       }
       case Action::Begin:
-      case Action::End:
+      case Action::End: {
         e.kind = x.action == Action::Begin ? EventKind::ScopeBegin : EventKind::ScopeEnd;
-        e.name = writer_->intern_string(x.name);
+        const std::string& name = names_[x.extra];
+        e.name = writer_->intern_string(name);
         e.address = 0, e.stream = 0;
         emit(e);
-        if (x.action == Action::End && !options_.step_at_scope.empty() && glob_match(options_.step_at_scope, x.name))
+        if (x.action == Action::End && !options_.step_at_scope.empty() && glob_match(options_.step_at_scope, name))
           step(e.time_ns);
         return;
+      }
       case Action::Other:
         return;
     }
@@ -499,8 +533,10 @@ class SnapshotImporter {
   std::vector<DeviceState> start_;    // the state at the first entry
   std::uint64_t first_us_ = 0, last_time_ns_ = 0;
   bool in_step_frame_ = false;
-  std::unordered_map<std::uint64_t, std::int32_t> streams_;
-  std::unordered_map<const PyValue*, std::pair<std::uint32_t, std::uint32_t>> frame_lists_;
+  std::unordered_map<std::uint64_t, std::uint16_t> streams_;
+  std::vector<std::string> names_;  // annotations' names
+  std::unordered_map<const PyValue*, Frame> frames_;
+  std::vector<std::uint32_t> stack_;  // reused for each entry's stack
   std::unordered_map<const PyValue*, bool> step_frames_;
   profiler::TraceWriter* writer_ = nullptr;
   ImportSummary summary_;
@@ -518,9 +554,11 @@ SnapshotEncoding sniff_snapshot(std::string_view head) {
 }
 
 ImportSummary import_snapshot(std::string_view bytes, SnapshotEncoding encoding, const std::string& source,
-                              const std::string& trace_path, const ImportOptions& options) {
+                              const std::string& trace_path, const ImportOptions& options,
+                              const std::function<void(std::size_t)>& consumed) {
   if (encoding == SnapshotEncoding::NotSnapshot) throw SnapshotError("not a PyTorch memory snapshot (neither pickle nor JSON)");
-  PyDocument doc(bytes, encoding == SnapshotEncoding::Pickle ? PyDocument::Encoding::Pickle : PyDocument::Encoding::Json);
+  PyDocument doc(bytes, encoding == SnapshotEncoding::Pickle ? PyDocument::Encoding::Pickle : PyDocument::Encoding::Json,
+                 consumed);
   return SnapshotImporter(doc.root(), source, options).run(trace_path);
 }
 

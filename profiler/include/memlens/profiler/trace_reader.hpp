@@ -12,13 +12,13 @@
 #include <string>
 #include <vector>
 
+#include "memlens/common/mapped_file.hpp"
 #include "memlens/profiler/event.hpp"
 #include "memlens/profiler/trace_format.hpp"
 
 namespace memlens::profiler {
 
 class Symbolizer;
-class MappedFile;
 
 class TraceReader {
  public:

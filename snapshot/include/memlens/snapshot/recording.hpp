@@ -12,7 +12,11 @@ namespace memlens::snapshot {
 // Throws SnapshotError ("run.pickle: pickle offset 12: ...") or TraceError, one line each.
 std::unique_ptr<profiler::TraceReader> open_recording(const std::string& path, const ImportOptions& options = {});
 
-// The whole of a regular file, read without blocking; SnapshotError naming it otherwise.
-std::string read_whole_file(const std::string& path);
+// What the file at `path` is, from its first bytes; SnapshotError when it cannot be read.
+SnapshotEncoding sniff_snapshot_file(const std::string& path);
+// Converts the snapshot at `path` into a trace at `trace_path`. The file is mapped and
+// read once, front to back, its pages let go behind the reader, so memory follows what
+// is built from it rather than its size. Throws SnapshotError naming `path`.
+ImportSummary import_snapshot_file(const std::string& path, const std::string& trace_path, const ImportOptions& options = {});
 
 }  // namespace memlens::snapshot

@@ -3,6 +3,7 @@
 // into a memlens trace, so every analysis, check, diff, replay and the viewer read real
 // PyTorch runs. The mapping is in docs/pytorch.md.
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <string_view>
 
@@ -34,7 +35,9 @@ SnapshotEncoding sniff_snapshot(std::string_view head);
 // Converts the snapshot in `bytes` (named `source` in messages and the trace header) into
 // a trace at `trace_path`. Throws SnapshotError (one line, with the offset or the path in
 // the document) for input that is not a snapshot; nothing of the input is executed.
+// `consumed` hears how far reading has got (see PyDocument::Progress).
 ImportSummary import_snapshot(std::string_view bytes, SnapshotEncoding encoding, const std::string& source,
-                              const std::string& trace_path, const ImportOptions& options = {});
+                              const std::string& trace_path, const ImportOptions& options = {},
+                              const std::function<void(std::size_t)>& consumed = {});
 
 }  // namespace memlens::snapshot

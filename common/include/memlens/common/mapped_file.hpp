@@ -1,0 +1,40 @@
+#pragma once
+// A file mapped read-only into memory: a reader walks a file of any size without copying
+// it, and the kernel pages it in (and out) as the reader goes. Only a regular file is
+// mapped (open_regular_file).
+#include <cstddef>
+#include <stdexcept>
+#include <string>
+
+namespace memlens {
+
+// "PATH: cannot open: REASON" (one line).
+class FileError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+class MappedFile {
+ public:
+  MappedFile() = default;
+  // Throws FileError.
+  explicit MappedFile(const std::string& path);
+  ~MappedFile();
+  MappedFile(MappedFile&& o) noexcept;
+  MappedFile& operator=(MappedFile&& o) noexcept;
+  MappedFile(const MappedFile&) = delete;
+  MappedFile& operator=(const MappedFile&) = delete;
+
+  const char* data() const { return data_; }
+  std::size_t size() const { return size_; }
+  // A one-pass reader is done with the bytes before `offset`: their pages are dropped
+  // (read again from the file if ever touched), so the mapping stops counting in RSS.
+  void release_before(std::size_t offset);
+
+ private:
+  const char* data_ = nullptr;
+  std::size_t size_ = 0;
+  std::size_t released_ = 0;
+};
+
+}  // namespace memlens

@@ -1,0 +1,61 @@
+#include "memlens/common/mapped_file.hpp"
+
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <utility>
+
+#include "memlens/common/input_file.hpp"
+
+namespace memlens {
+
+MappedFile::MappedFile(const std::string& path) {
+  std::string why;
+  int fd = open_regular_file(path, &why);
+  if (fd < 0) throw FileError(path + ": cannot open: " + why);
+  struct stat st {};
+  if (fstat(fd, &st) != 0) {
+    int err = errno;
+    ::close(fd);
+    throw FileError(path + ": cannot open: " + std::strerror(err));
+  }
+  size_ = static_cast<std::size_t>(st.st_size);
+  if (size_ > 0) {
+    void* p = mmap(nullptr, size_, PROT_READ, MAP_PRIVATE, fd, 0);
+    if (p == MAP_FAILED) {
+      int err = errno;
+      ::close(fd);
+      throw FileError(path + ": cannot map: " + std::strerror(err));
+    }
+    data_ = static_cast<const char*>(p);
+    madvise(p, size_, MADV_SEQUENTIAL);
+  }
+  ::close(fd);
+}
+
+MappedFile::~MappedFile() {
+  if (data_) munmap(const_cast<char*>(data_), size_);
+}
+
+MappedFile::MappedFile(MappedFile&& o) noexcept
+    : data_(std::exchange(o.data_, nullptr)), size_(std::exchange(o.size_, 0)), released_(std::exchange(o.released_, 0)) {}
+
+MappedFile& MappedFile::operator=(MappedFile&& o) noexcept {
+  std::swap(data_, o.data_);
+  std::swap(size_, o.size_);
+  std::swap(released_, o.released_);
+  return *this;
+}
+
+void MappedFile::release_before(std::size_t offset) {
+  const auto page = static_cast<std::size_t>(sysconf(_SC_PAGESIZE));
+  std::size_t end = std::min(offset, size_) / page * page;
+  if (!data_ || end <= released_) return;
+  madvise(const_cast<char*>(data_) + released_, end - released_, MADV_DONTNEED);
+  released_ = end;
+}
+
+}  // namespace memlens
