@@ -14,7 +14,9 @@ namespace {
 using analysis::bytes_text;
 
 
-std::string block_text(const analysis::MemoryAt& m, const analysis::BlockAt& b) {
+// The block, its site, the tensors that view it, and its stack: whole when kept (clicked),
+// the innermost frames in a tooltip.
+std::string block_text(const analysis::MemoryAt& m, const analysis::BlockAt& b, bool whole_stack) {
   char head[160];
   std::snprintf(head, sizeof head, "block 0x%llx: %s (asked %s), stream %d, %s\nallocated at %.6f s",
                 static_cast<unsigned long long>(b.address), bytes_text(b.size).c_str(), bytes_text(b.requested).c_str(), b.stream,
@@ -27,6 +29,17 @@ std::string block_text(const analysis::MemoryAt& m, const analysis::BlockAt& b) 
            std::string(dtype_repr(v.dtype)) + " " + analysis::shape_text(v.sizes) + " strides " + analysis::shape_text(v.strides) +
            " offset " + std::to_string(v.offset);
   if (b.views.empty()) out += "\n  no view recorded: one tensor owns it";
+  const auto& frames = m.stacks[b.stack].frames;
+  constexpr std::size_t kTooltipFrames = 12;
+  if (!frames.empty()) out += "\nstack, innermost first:";
+  for (std::size_t i = 0; i < frames.size(); ++i) {
+    if (!whole_stack && i == kTooltipFrames) {
+      out += "\n  ... " + std::to_string(frames.size() - i) + " more frames (click to keep the whole stack)";
+      break;
+    }
+    const auto& f = frames[i];
+    out += "\n  " + (f.location.empty() ? std::string("?") : f.location) + "  " + f.function;
+  }
   return out;
 }
 
@@ -64,8 +77,8 @@ void draw_memory(TraceSession& s, ViewState& v) {
         if (ImGui::IsItemHovered() && mouse.x >= xa && mouse.x <= xb) hovered = &b;
       }
       if (hovered) {
-        ImGui::SetTooltip("%s", block_text(m, *hovered).c_str());
-        if (ImGui::IsItemClicked()) kept = block_text(m, *hovered);
+        ImGui::SetTooltip("%s", block_text(m, *hovered, false).c_str());
+        if (ImGui::IsItemClicked()) kept = block_text(m, *hovered, true);
       } else if (ImGui::IsItemHovered()) {
         ImGui::SetTooltip("segment 0x%llx: %s, %zu live blocks", static_cast<unsigned long long>(seg.address),
                           bytes_text(seg.size).c_str(), seg.blocks.size());
@@ -77,7 +90,10 @@ void draw_memory(TraceSession& s, ViewState& v) {
   ImGui::SameLine();
   ImGui::BeginChild("live", ImVec2(0, 0), true);
   if (!kept.empty()) {
+    // A whole PyTorch stack runs to dozens of frames: it scrolls in its own pane.
+    ImGui::BeginChild("kept", ImVec2(0, ImGui::GetContentRegionAvail().y * 0.45f), false, ImGuiWindowFlags_HorizontalScrollbar);
     ImGui::TextUnformatted(kept.c_str());
+    ImGui::EndChild();
     if (ImGui::SmallButton("clear")) kept.clear();
     ImGui::Separator();
   }

@@ -15,6 +15,7 @@ MemoryAt memory_at(const profiler::TraceReader& trace, std::uint64_t time_ns) {
   out.time_ns = time_ns;
   LiveMemory live(trace.header().devices.size());
   SiteTable sites(trace, out.sites);
+  StackTable stacks(trace, out.stacks);
   absl::flat_hash_map<std::uint64_t, std::vector<TensorView>> views;  // by live storage
   constexpr std::size_t kViewsKept = 8;
   std::uint64_t first = 0, index = 0;
@@ -43,7 +44,7 @@ MemoryAt memory_at(const profiler::TraceReader& trace, std::uint64_t time_ns) {
     dev.name = i < names.size() ? names[i].name : "device " + std::to_string(i);
     dev.allocated = s.allocated, dev.reserved = s.reserved, dev.largest_free_block = live.largest_free_block(d);
     auto describe = [&](const LiveBlock& b) {
-      BlockAt a{b.address, b.size, b.requested, b.storage, b.stream, b.category, b.site, b.time_ns - first, {}};
+      BlockAt a{b.address, b.size, b.requested, b.storage, b.stream, b.category, b.site, stacks.map(b.stack), b.time_ns - first, {}};
       if (auto it = views.find(b.storage); b.storage && it != views.end()) a.views = it->second;
       return a;
     };

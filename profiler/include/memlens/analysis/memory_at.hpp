@@ -25,6 +25,7 @@ struct BlockAt {
   std::int32_t stream = 0;
   Category category = Category::Unknown;
   SiteId site = 0;
+  StackId stack = 0;                  // into MemoryAt::stacks (0: none recorded)
   std::uint64_t time_ns = 0;          // allocated at
   std::vector<TensorView> views;      // the last few, newest last
 };
@@ -45,6 +46,7 @@ struct DeviceAt {
 struct MemoryAt {
   std::uint64_t time_ns = 0;  // since the trace's first event
   std::vector<SiteRef> sites{SiteRef{}};
+  std::vector<StackRef> stacks{StackRef{}};
   std::vector<DeviceAt> devices;  // devices with memory then
 };
 
