@@ -124,3 +124,26 @@ TEST_CASE("snapshot import: the viewer's block under the cursor carries its whol
   CHECK(frames[1] == analysis::FrameRef{"/home/me/train.py:7", "main", "python"});
   std::remove(path.c_str());
 }
+
+TEST_CASE("snapshot import: pinned host memory (host_segments, host_traces) is the device cuda_host", "[snapshot]") {
+  const std::string doc = R"({"segments": [], "device_traces": [[
+      {"action": "alloc", "addr": 4096, "size": 100, "stream": 0, "time_us": 1}]],
+    "host_segments": [{"address": 65536, "total_size": 8192, "blocks": [
+      {"address": 65536, "size": 4096, "requested_size": 4000, "state": "active_allocated"}]}],
+    "host_traces": [{"action": "alloc", "addr": 69632, "size": 2048, "time_us": 2},
+                    {"action": "free_completed", "addr": 69632, "size": 2048, "time_us": 3}]})";
+  const std::string path = temp_trace();
+  ImportSummary sum = import_snapshot(doc, SnapshotEncoding::Json, "test.json", path);
+  CHECK(sum.entries == 3);
+  profiler::TraceReader r(path);
+  REQUIRE(r.header().devices.size() == 2);
+  CHECK(r.header().devices[0].name == "cuda:0");
+  CHECK(r.header().devices[1].name == "cuda_host");
+  std::uint64_t host_allocs = 0, host_bytes = 0;
+  r.for_each([&](const profiler::Event& e) {
+    if (e.kind == profiler::EventKind::Alloc && e.device == 1) ++host_allocs, host_bytes += e.size;
+  });
+  CHECK(host_allocs == 2);           // the block there at the start, and one in the trace
+  CHECK(host_bytes == 4000 + 2048);  // requested sizes
+  std::remove(path.c_str());
+}

@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <map>
+#include <optional>
 #include <unordered_map>
 #include <vector>
 
@@ -143,10 +144,11 @@ class SnapshotImporter {
       : root_(root), source_(source), options_(options) {}
 
   ImportSummary run(const std::string& trace_path) {
-    read_segments();
     reserve_entries();
+    read_segments(segments_list(), "segments", std::nullopt);
     read_entries();
     read_annotations();
+    read_host();
     // In place (no buffer the size of the trace); usually already in order.
     auto earlier = [](const Entry& a, const Entry& b) {
       return a.time_us != b.time_us ? a.time_us < b.time_us : a.order < b.order;
@@ -179,15 +181,14 @@ class SnapshotImporter {
   }
 
   // The state at dump: segments and their allocated blocks.
-  void read_segments() {
-    const PyValue* list = segments_list();
+  // Segments at dump with their blocks; each names its device unless `fixed` does.
+  void read_segments(const PyValue* list, const std::string& base, std::optional<std::size_t> fixed) {
     if (!list) return;
-    const std::string base = "segments";
     const PyValue& segs = expect(list, Kind::List, base);
     for (std::size_t i = 0; i < segs.items().size(); ++i) {
       const std::string w = at(base, i);
       const PyValue& s = expect(segs.items()[i], Kind::Dict, w);
-      DeviceState& d = device(u64(s.get("device"), at(w, "device")), at(w, "device"));
+      DeviceState& d = fixed ? devices_[*fixed] : device(u64(s.get("device"), at(w, "device")), at(w, "device"));
       std::uint64_t addr = u64(s.get("address"), at(w, "address"));
       std::uint64_t size = u64(s.get("total_size"), at(w, "total_size"));
       d.segments[addr] = size;
@@ -215,8 +216,9 @@ class SnapshotImporter {
   void reserve_entries() {
     if (!root_.is(Kind::Dict)) return;
     std::size_t n = 0;
-    if (const PyValue* traces = root_.get("device_traces"))
-      for (const PyValue* d : traces->items()) n += d->items().size();
+    for (const char* key : {"device_traces", "host_traces"})
+      if (const PyValue* traces = root_.get(key))
+        for (const PyValue* d : traces->items()) n += d->is(Kind::Dict) ? 1 : d->items().size();
     if (const PyValue* anns = root_.get("external_annotations")) n += anns->items().size();
     if (n > UINT32_MAX) bad("device_traces", "more than 2^32 entries");
     entries_.reserve(n);
@@ -232,31 +234,55 @@ class SnapshotImporter {
       const std::string wd = at(base, dev);
       const PyValue& list = expect(per_device.items()[dev], Kind::List, wd);
       if (!list.items().empty()) device(dev, wd);
-      for (std::size_t i = 0; i < list.items().size(); ++i) {
-        const std::string w = at(wd, i);
-        const PyValue& t = expect(list.items()[i], Kind::Dict, w);
-        Entry e;
-        e.action = action_of(text(t.get("action"), at(w, "action")));
-        e.device = static_cast<std::uint8_t>(dev);
-        e.order = static_cast<std::uint32_t>(entries_.size());
-        // Old files have no time: one microsecond per entry keeps their order.
-        const PyValue* time = t.get("time_us");
-        e.time_us = time ? u64(time, at(w, "time_us")) : i;
-        ++summary_.entries;
-        if (e.action == Action::Other) {
-          ++summary_.skipped;
-          continue;
-        }
-        e.addr = u64(t.get("addr"), at(w, "addr"));
-        e.size = u64(t.get("size"), at(w, "size"));
-        if (const PyValue* s = t.get("stream")) e.stream = stream(s->is(Kind::Int) ? s->as_u64() : 0);
-        if (e.action == Action::Oom) {
-          if (const PyValue* f = t.get("device_free")) e.extra = u64(f, at(w, "device_free"));
-        }
-        const PyValue* frames = t.get("frames");
-        if (frames && frames->is(Kind::List)) e.frames = frames;
-        entries_.push_back(std::move(e));
+      read_trace(list, wd, dev);
+    }
+  }
+
+  // Pinned host memory (newer snapshots: `host_segments`, `host_traces`), as one more
+  // device, `cuda_host`, after the GPUs. Its trace is one list of entries, or one per device.
+  void read_host() {
+    if (!root_.is(Kind::Dict)) return;
+    const PyValue* segs = root_.get("host_segments");
+    const PyValue* traces = root_.get("host_traces");
+    if (!segs && !traces) return;
+    host_ = devices_.size();
+    device(*host_, "host_traces");
+    read_segments(segs, "host_segments", host_);
+    if (!traces) return;
+    const PyValue& list = expect(traces, Kind::List, "host_traces");
+    if (!list.items().empty() && list.items()[0]->is(Kind::List)) {
+      for (std::size_t i = 0; i < list.items().size(); ++i)
+        read_trace(expect(list.items()[i], Kind::List, at("host_traces", i)), at("host_traces", i), *host_);
+    } else {
+      read_trace(list, "host_traces", *host_);
+    }
+  }
+
+  void read_trace(const PyValue& list, const std::string& wd, std::size_t dev) {
+    for (std::size_t i = 0; i < list.items().size(); ++i) {
+      const std::string w = at(wd, i);
+      const PyValue& t = expect(list.items()[i], Kind::Dict, w);
+      Entry e;
+      e.action = action_of(text(t.get("action"), at(w, "action")));
+      e.device = static_cast<std::uint8_t>(dev);
+      e.order = static_cast<std::uint32_t>(entries_.size());
+      // Old files have no time: one microsecond per entry keeps their order.
+      const PyValue* time = t.get("time_us");
+      e.time_us = time ? u64(time, at(w, "time_us")) : i;
+      ++summary_.entries;
+      if (e.action == Action::Other) {
+        ++summary_.skipped;
+        continue;
       }
+      e.addr = u64(t.get("addr"), at(w, "addr"));
+      e.size = u64(t.get("size"), at(w, "size"));
+      if (const PyValue* s = t.get("stream")) e.stream = stream(s->is(Kind::Int) ? s->as_u64() : 0);
+      if (e.action == Action::Oom) {
+        if (const PyValue* f = t.get("device_free")) e.extra = u64(f, at(w, "device_free"));
+      }
+      const PyValue* frames = t.get("frames");
+      if (frames && frames->is(Kind::List)) e.frames = frames;
+      entries_.push_back(std::move(e));
     }
   }
 
@@ -328,7 +354,8 @@ class SnapshotImporter {
         if (e.action == Action::Oom) capacity[e.device] = std::max(capacity[e.device], reserved[e.device] + e.extra);
       }
     }
-    for (std::size_t d = 0; d < devices_.size(); ++d) h.devices.push_back({"cuda:" + std::to_string(d), capacity[d]});
+    for (std::size_t d = 0; d < devices_.size(); ++d)
+      h.devices.push_back({d == host_ ? "cuda_host" : "cuda:" + std::to_string(d), capacity[d]});
     h.allocator_config = root_.is(Kind::Dict) ? config_text(root_.get("allocator_settings")) : "";
     h.notes = "imported from a PyTorch memory snapshot: allocated counts the bytes each request asked for, as "
               "PyTorch's trace records them";
@@ -535,6 +562,7 @@ class SnapshotImporter {
   bool in_step_frame_ = false;
   std::unordered_map<std::uint64_t, std::uint16_t> streams_;
   std::vector<std::string> names_;  // annotations' names
+  std::optional<std::size_t> host_;  // the device of pinned host memory, when the snapshot has one
   std::unordered_map<const PyValue*, Frame> frames_;
   std::vector<std::uint32_t> stack_;  // reused for each entry's stack
   std::unordered_map<const PyValue*, bool> step_frames_;
