@@ -222,3 +222,92 @@ TEST_CASE("memlens_add_memory_test works from a project outside memlens", "[cli]
   CHECK(log.find("33% tests passed, 2 tests failed out of 3") != std::string::npos);
   std::filesystem::remove_all(dir);
 }
+
+TEST_CASE("an outside project builds against an installed memlens, with CMake and with pkg-config", "[cli][package]") {
+#ifdef MEMLENS_SANITIZED
+  WARN("skipped: this build is sanitized, and an outside project would need the same runtime flags");
+  return;
+#endif
+  const std::string root = temp("package");
+  const std::string prefix = root + "/prefix", build = root + "/build";
+  std::filesystem::remove_all(root);
+  Run install = run_command("cmake --install " + quote(MEMLENS_BUILD_DIR) + " --prefix " + quote(prefix));
+  INFO(install.out);
+  REQUIRE(install.status == 0);
+  // The installed tree, not the build tree, from here on.
+  for (const char* f : {"bin/memlens", "include/memlens/runtime.hpp", "include/memlens/profiler/recorder.hpp",
+                        "lib/libmemlens_runtime.a", "lib/libmemlens_recorder.a", "lib/cmake/memlens/memlensConfig.cmake",
+                        "lib/cmake/memlens/memlensConfigVersion.cmake", "lib/cmake/memlens/memlensTargets.cmake",
+                        "lib/pkgconfig/memlens.pc"})
+    CHECK(std::filesystem::exists(prefix + "/" + f));
+  const std::string memlens = quote(prefix + "/bin/memlens");
+  Run configure = run_command("cmake -S " + quote(OUTSIDE_PROJECT_DIR) + " -B " + quote(build) +
+                              " -DCMAKE_PREFIX_PATH=" + quote(prefix) + " -DCMAKE_BUILD_TYPE=Release");
+  INFO(configure.out);
+  REQUIRE(configure.status == 0);
+  Run compile = run_command("cmake --build " + quote(build) + " -j2");
+  INFO(compile.out);
+  REQUIRE(compile.status == 0);
+
+  // Recorded and reported by the installed command: the program's 7 steps are in the trace.
+  const std::string trace = root + "/train.memtrace";
+  Run rec = run_command("MEMLENS_SIM_MEMORY=1GiB " + memlens + " record -o " + quote(trace) + " -- " + quote(build + "/train") + " 7");
+  INFO(rec.out);
+  REQUIRE(rec.status == 0);
+  CHECK(rec.out.find("train: 7 steps") != std::string::npos);
+  Run rep = run_command(memlens + " report --format json " + quote(trace));
+  REQUIRE(rep.status == 0);
+  nlohmann::json r = nlohmann::json::parse(rep.out)["traces"][0];
+  CHECK(r["steps"] == 7);
+  CHECK(r["devices"].size() >= 1);
+
+  // Its CTest memory gate, from the installed package's helper.
+  Run ctest = run_command("MEMLENS_SIM_MEMORY=1GiB ctest --test-dir " + quote(build));
+  INFO(ctest.out);
+  CHECK(ctest.out.find("train_fits .......................   Passed") != std::string::npos);
+  CHECK(ctest.out.find("train_over_peak ..................***Failed") != std::string::npos);
+
+  // Without CMake: pkg-config gives the flags.
+  const std::string pc = "PKG_CONFIG_PATH=" + quote(prefix + "/lib/pkgconfig") + " pkg-config";
+  Run version = run_command(pc + " --modversion memlens");
+  CHECK(version.out == "0.2.0\n");
+  const std::string plain = root + "/train_pc";
+  Run gxx = run_command("c++ -O1 " + quote(std::string(OUTSIDE_PROJECT_DIR) + "/train.cpp") + " -o " + quote(plain) + " $(" + pc +
+                        " --cflags --libs memlens)");
+  INFO(gxx.out);
+  REQUIRE(gxx.status == 0);
+  Run rec2 = run_command("MEMLENS_SIM_MEMORY=1GiB " + memlens + " record -o " + quote(root + "/pc.memtrace") + " -- " + quote(plain) + " 3");
+  INFO(rec2.out);
+  CHECK(rec2.status == 0);
+  std::filesystem::remove_all(root);
+}
+
+TEST_CASE("cpack makes a .deb that puts the commands, headers, libraries and CMake package under /usr", "[cli][package]") {
+#ifdef MEMLENS_SANITIZED
+  WARN("skipped: a sanitized build is not packaged");
+  return;
+#endif
+  if (run_command("command -v dpkg-deb").status != 0) {
+    WARN("skipped: dpkg-deb is not installed");
+    return;
+  }
+  const std::string out = temp("deb");
+  std::filesystem::remove_all(out);
+  Run pack = run_command("cpack -G DEB --config " + quote(std::string(MEMLENS_BUILD_DIR) + "/CPackConfig.cmake") + " -B " + quote(out));
+  INFO(pack.out);
+  REQUIRE(pack.status == 0);
+  const std::string deb = out + "/memlens_0.2.0_amd64.deb";
+  REQUIRE(std::filesystem::exists(deb));
+  Run list = run_command("dpkg-deb -c " + quote(deb));
+  for (const char* f : {"./usr/bin/memlens", "./usr/include/memlens/runtime.hpp", "./usr/include/memlens/profiler/recorder.hpp",
+                        "./usr/lib/libmemlens_runtime.a", "./usr/lib/libmemlens_recorder.a",
+                        "./usr/lib/cmake/memlens/memlensConfig.cmake", "./usr/lib/cmake/memlens/memlensConfigVersion.cmake",
+                        "./usr/lib/pkgconfig/memlens.pc"}) {
+    INFO(f);
+    CHECK(list.out.find(std::string(" ") + f + "\n") != std::string::npos);
+  }
+  Run info = run_command("dpkg-deb -f " + quote(deb) + " Package Version Depends");
+  CHECK(info.out.find("Package: memlens\nVersion: 0.2.0\n") == 0);
+  CHECK(info.out.find("libzstd-dev") != std::string::npos);  // what a program built against it needs
+  std::filesystem::remove_all(out);
+}

@@ -170,11 +170,13 @@ struct CheckCommand {
   }
 };
 
-// The CUPTI collector: in this build tree, else where it is installed.
+// The CUPTI collector: in this build tree, else where it is installed, relative to this
+// command.
 std::string cupti_library() {
   std::error_code ec;
-  for (const char* candidate : {MEMLENS_CUPTI_BUILD_PATH, MEMLENS_CUPTI_INSTALL_PATH})
-    if (*candidate && std::filesystem::exists(candidate, ec)) return candidate;
+  auto self = std::filesystem::read_symlink("/proc/self/exe", ec).parent_path();
+  for (std::filesystem::path candidate : {std::filesystem::path(MEMLENS_CUPTI_BUILD_PATH), self / MEMLENS_CUPTI_INSTALL_PATH})
+    if (!std::string(MEMLENS_CUPTI_BUILD_PATH).empty() && std::filesystem::exists(candidate, ec)) return candidate.lexically_normal();
   throw UsageError("record: --cupti needs libmemlens_cupti.so, which this build does not have (no CUDA toolkit with CUPTI)");
 }
 
@@ -256,7 +258,7 @@ int main(int argc, char** argv) {
   CLI::App app{"memlens: memory profiler and diagnostics for tensor programs.\n"
                "Exit status: 0 all well, 1 a check failed, 2 bad usage or input.",
                "memlens"};
-  app.set_version_flag("--version", "memlens 0.1.0");
+  app.set_version_flag("--version", "memlens " MEMLENS_VERSION);
   app.require_subcommand(1);
   app.set_help_all_flag("--help-all", "help for every command");
 
