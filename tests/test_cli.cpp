@@ -311,3 +311,36 @@ TEST_CASE("cpack makes a .deb that puts the commands, headers, libraries and CMa
   CHECK(info.out.find("libzstd-dev") != std::string::npos);  // what a program built against it needs
   std::filesystem::remove_all(out);
 }
+
+TEST_CASE("check --format github annotates the source lines; --format markdown is a job summary", "[cli]") {
+  // Run from the checkout, as a workflow does: paths come out relative to it.
+  const std::string in_tree = "cd " + quote(SOURCE_DIR) + " && " + quote(MEMLENS_BIN) + " check " + quote(lr());
+  Run gh = run_command(in_tree + " --max-peak 1KiB --no-broadcast --format github");
+  INFO(gh.out);
+  CHECK(gh.status == 1);
+  std::istringstream lines(gh.out);
+  std::vector<std::string> got;
+  for (std::string l; std::getline(lines, l);) got.push_back(l);
+  REQUIRE(got.size() == 5);
+  // A failed limit at the top site at the peak; its details on further lines (%0A).
+  CHECK(got[0].starts_with("::error file=samples/linear_regression.cpp,line="));
+  CHECK(got[0].find(",title=memlens check max-peak::peak allocated on sim:0 is ") != std::string::npos);
+  CHECK(got[0].find("over the limit of 1.00 KiB%0A") != std::string::npos);
+  CHECK(got[0].find("(20") != std::string::npos);  // a percentage: '%' escaped as %25
+  CHECK(got[0].find("%25)") != std::string::npos);
+  CHECK(got[1].starts_with("::error title=memlens check no-broadcast::2 broadcast findings%0Abroadcast at "
+                            "samples/linear_regression.cpp:31: sub: "));
+  // Each finding at its line: the broadcasts at the loss (31) and the final loss (45).
+  CHECK(got[2].starts_with("::warning file=samples/linear_regression.cpp,line=31,title=memlens broadcast::sub: "));
+  CHECK(got[3].starts_with("::warning file=samples/linear_regression.cpp,line=45,title=memlens broadcast::sub: "));
+  CHECK(got[4] == "memlens check: FAILED (2 checks)");
+
+  Run md = run_command(in_tree + " --max-peak 1GiB --no-broadcast --format markdown");
+  INFO(md.out);
+  CHECK(md.status == 1);
+  CHECK(md.out.starts_with("### memlens check: failed\n\n`"));
+  CHECK(md.out.find("1 of 2 checks passed\n\n| check | result | figure |\n|---|---|---|\n| max-peak | pass | ") != std::string::npos);
+  CHECK(md.out.find("| no-broadcast | **FAIL** | 2 broadcast findings |\n") != std::string::npos);
+  CHECK(md.out.find("\n**no-broadcast**, where:\n\n- broadcast at samples/linear_regression.cpp:31: sub: ") != std::string::npos);
+  CHECK(run(std::string("check ") + quote(lr()) + " --max-peak 1GiB --format yaml").status == 2);
+}

@@ -125,7 +125,7 @@ void add_report_options(CLI::App* c, ReportCommand& r, bool many) {
 }
 
 struct CheckCommand {
-  std::string file, device, max_peak, max_reserved, max_leaked, baseline, tolerance = "5%", junit;
+  std::string file, device, max_peak, max_reserved, max_leaked, baseline, tolerance = "5%", junit, format = "text";
   bool no_leaks = false, no_broadcast = false;
   AnalysisFlags flags;
 
@@ -159,13 +159,19 @@ struct CheckCommand {
       throw UsageError(file + ": " + e.what());
     }
     bool ok = true;
-    for (const auto& v : verdicts) {
-      ok = ok && v.passed;
-      std::printf("%s %s: %s\n", v.passed ? "PASS" : "FAIL", v.name.c_str(), v.message.c_str());
-      for (const auto& d : v.details) std::printf("       %s\n", d.c_str());
+    for (const auto& v : verdicts) ok = ok && v.passed;
+    if (format == "github") {
+      std::fputs(github_annotations(r, verdicts, working_dir()).c_str(), stdout);
+    } else if (format == "markdown") {
+      std::fputs(check_markdown(file, verdicts).c_str(), stdout);
+    } else {
+      for (const auto& v : verdicts) {
+        std::printf("%s %s: %s\n", v.passed ? "PASS" : "FAIL", v.name.c_str(), v.message.c_str());
+        for (const auto& d : v.details) std::printf("       %s\n", d.c_str());
+      }
     }
     if (junit_out) emit(*junit_out, junit_xml(file, verdicts));
-    std::printf("memlens check: %s (%zu checks)\n", ok ? "passed" : "FAILED", verdicts.size());
+    if (format != "markdown") std::printf("memlens check: %s (%zu checks)\n", ok ? "passed" : "FAILED", verdicts.size());
     return ok ? kOk : kCheckFailed;
   }
 };
@@ -336,6 +342,11 @@ int main(int argc, char** argv) {
   check->add_option("--baseline", check_cmd.baseline, "a file from `memlens baseline`")->check(CLI::ExistingFile);
   check->add_option("--tolerance", check_cmd.tolerance, "how much a baseline figure may grow")->capture_default_str();
   check->add_option("--junit", check_cmd.junit, "write the verdicts as JUnit XML");
+  check->add_option("--format", check_cmd.format,
+                    "text; github (Actions annotations at the source lines: failed checks and every finding); "
+                    "markdown (a table for $GITHUB_STEP_SUMMARY)")
+      ->check(CLI::IsMember({"text", "github", "markdown"}))
+      ->capture_default_str();
   check_cmd.flags.add(check);
   check->footer("On sim, memory is deterministic: a baseline is exact and a tolerance only allows for intended change.");
 

@@ -127,9 +127,15 @@ std::vector<CheckVerdict> run_checks(const Report& r, const CheckLimits& l, cons
   LiveAt none;
   const LiveAt& at_peak = d ? d->peak_allocated : none;
   const LiveAt& at_reserved = d ? d->peak_reserved : none;
-  if (l.max_peak) out.push_back(limit("max-peak", "peak allocated on " + dev, peak, *l.max_peak, top_sites(r, at_peak, base_dir)));
-  if (l.max_reserved)
+  auto top = [](const LiveAt& at) { return at.by_site.empty() ? SiteId{0} : at.by_site.front().site; };
+  if (l.max_peak) {
+    out.push_back(limit("max-peak", "peak allocated on " + dev, peak, *l.max_peak, top_sites(r, at_peak, base_dir)));
+    out.back().site = top(at_peak);
+  }
+  if (l.max_reserved) {
     out.push_back(limit("max-reserved", "peak reserved on " + dev, reserved, *l.max_reserved, top_sites(r, at_reserved, base_dir)));
+    out.back().site = top(at_reserved);
+  }
   if (l.max_leaked)
     out.push_back(limit("max-leaked", "memory leaked", r.leaks.leaked_bytes, *l.max_leaked, findings_of(r, Section::Leaks, base_dir)));
   if (l.no_leaks) {
@@ -163,7 +169,9 @@ std::vector<CheckVerdict> run_checks(const Report& r, const CheckLimits& l, cons
       out.push_back(std::move(v));
     };
     against("baseline-peak", "peak allocated on " + dev, peak, b.peak_allocated, top_sites(r, at_peak, base_dir));
+    out.back().site = top(at_peak);
     against("baseline-reserved", "peak reserved on " + dev, reserved, b.peak_reserved, top_sites(r, at_reserved, base_dir));
+    out.back().site = top(at_reserved);
     against("baseline-leaked", "memory leaked", r.leaks.leaked_bytes, b.leaked_bytes, findings_of(r, Section::Leaks, base_dir));
   }
   return out;
@@ -188,6 +196,71 @@ std::string junit_xml(const std::string& suite, const std::vector<CheckVerdict>&
     out += "</failure>\n    </testcase>\n";
   }
   out += "  </testsuite>\n</testsuites>\n";
+  return out;
+}
+
+namespace {
+
+// Workflow command escaping: data escapes %, CR and LF; properties also ':' and ','.
+std::string gh_escape(const std::string& s, bool property) {
+  std::string out;
+  for (char c : s) {
+    if (c == '%') out += "%25";
+    else if (c == '\r') out += "%0D";
+    else if (c == '\n') out += "%0A";
+    else if (property && c == ':') out += "%3A";
+    else if (property && c == ',') out += "%2C";
+    else out += c;
+  }
+  return out;
+}
+
+// "file=F,line=L," for a site with a file and a line, "" otherwise.
+std::string gh_location(const Report& r, SiteId site, const std::string& base_dir) {
+  std::string loc = site_text(r.site(site), base_dir);
+  auto colon = loc.rfind(':');
+  if (site == 0 || colon == std::string::npos || colon + 1 >= loc.size() ||
+      loc.find_first_not_of("0123456789", colon + 1) != std::string::npos)
+    return "";
+  return "file=" + gh_escape(loc.substr(0, colon), true) + ",line=" + loc.substr(colon + 1) + ",";
+}
+
+std::string md_cell(const std::string& s) {
+  std::string out;
+  for (char c : s) out += c == '|' ? std::string("\\|") : std::string(1, c);
+  return out;
+}
+
+}  // namespace
+
+std::string github_annotations(const Report& r, const std::vector<CheckVerdict>& verdicts, const std::string& base_dir) {
+  std::string out;
+  for (const auto& v : verdicts) {
+    if (v.passed) continue;
+    std::string message = v.message;
+    for (const auto& d : v.details) message += "\n" + d;
+    out += "::error " + gh_location(r, v.site, base_dir) + "title=" + gh_escape("memlens check " + v.name, true) +
+           "::" + gh_escape(message, false) + "\n";
+  }
+  for (const Finding& f : r.findings)
+    out += "::warning " + gh_location(r, f.site, base_dir) + "title=" +
+           gh_escape("memlens " + std::string(finding_kind_name(f.kind)), true) + "::" + gh_escape(f.message, false) + "\n";
+  return out;
+}
+
+std::string check_markdown(const std::string& trace, const std::vector<CheckVerdict>& verdicts) {
+  std::size_t failed = 0;
+  for (const auto& v : verdicts) failed += !v.passed;
+  std::string out = "### memlens check: " + std::string(failed ? "failed" : "passed") + "\n\n`" + trace + "`: " +
+                    std::to_string(verdicts.size() - failed) + " of " + std::to_string(verdicts.size()) + " checks passed\n\n" +
+                    "| check | result | figure |\n|---|---|---|\n";
+  for (const auto& v : verdicts)
+    out += "| " + md_cell(v.name) + " | " + (v.passed ? "pass" : "**FAIL**") + " | " + md_cell(v.message) + " |\n";
+  for (const auto& v : verdicts) {
+    if (v.passed || v.details.empty()) continue;
+    out += "\n**" + md_cell(v.name) + "**, where:\n\n";
+    for (const auto& d : v.details) out += "- " + d + "\n";
+  }
   return out;
 }
 

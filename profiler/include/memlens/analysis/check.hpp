@@ -41,11 +41,18 @@ struct CheckVerdict {
   bool passed = true;
   std::string message;  // one line: the figure, the limit, by how much
   std::vector<std::string> details;  // the top sites responsible
+  SiteId site = 0;                     // where the failure shows most (the top site at a peak), 0 for none
 };
 
 // Throws CheckError when limits.device names a device the trace does not have.
 std::vector<CheckVerdict> run_checks(const Report& r, const CheckLimits& limits, const std::string& base_dir = "");
 std::string junit_xml(const std::string& suite, const std::vector<CheckVerdict>& verdicts);
+// GitHub Actions workflow commands: `::error file=F,line=L,title=...::message` for each
+// failed check (at its site when it has one) and `::warning` for each finding at its
+// source line; paths relative to `base_dir` (the checkout) so GitHub links them.
+std::string github_annotations(const Report& r, const std::vector<CheckVerdict>& verdicts, const std::string& base_dir);
+// A Markdown table of the verdicts with their details, for a job summary.
+std::string check_markdown(const std::string& trace, const std::vector<CheckVerdict>& verdicts);
 
 // "5%", "0.05", "12.5%" -> a fraction; throws CheckError on anything else.
 double parse_tolerance(const std::string& text);
