@@ -127,8 +127,13 @@ TEST_CASE("memlens-viewer: a real PyTorch snapshot opens and draws its memory ov
   Image img = load_png(png);
   CHECK(img.width == 1200);
   std::set<std::array<unsigned char, 3>> colours;
-  for (int y = 0; y < img.height / 2; y += 2)
-    for (int x = 0; x < img.width; x += 2) colours.insert(img.at(x, y));
+  int axis_text = 0;  // the axes' tick labels have a colour of their own
+  for (int y = 0; y < img.height / 2; ++y)
+    for (int x = 0; x < img.width; ++x) {
+      colours.insert(img.at(x, y));
+      axis_text += img.at(x, y) == std::array<unsigned char, 3>{200, 200, 120};
+    }
   CHECK(colours.size() > 20);  // the timeline is drawn, not an empty window
+  CHECK(axis_text > 200);       // time and bytes axes with their labels
   std::filesystem::remove(png);
 }

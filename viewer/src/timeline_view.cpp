@@ -1,6 +1,7 @@
 // The timeline: allocated memory per device stacked by category, reserved as a line,
 // step boundaries as alternating bands, scopes as bars along the top, OOMs as red marks,
-// and the cursor. Wheel zooms around the mouse, drag pans, a click moves the cursor. It
+// the cursor, a time axis along the bottom and a bytes axis per device, and the values
+// under the mouse. Wheel zooms around the mouse, drag pans, a click moves the cursor. It
 // draws the report's buckets (at most 512 per device), so a trace of 10 M events costs
 // what one of 1,000 does.
 #include <algorithm>
@@ -25,6 +26,39 @@ std::string short_site(const analysis::Report& r, analysis::SiteId id) {
   auto slash = loc.rfind('/');
   return slash == std::string::npos ? loc : loc.substr(slash + 1);
 }
+
+// The smallest 1, 2 or 5 times a power of ten that is at least `raw`.
+double nice_step(double raw) {
+  double p = std::pow(10.0, std::floor(std::log10(std::max(raw, 1e-12))));
+  for (double m : {1.0, 2.0, 5.0, 10.0})
+    if (m * p >= raw) return m * p;
+  return 10 * p;
+}
+
+// A tick's time in the unit its step is written in: "250 ms", "1.5 s", "40 µs".
+std::string time_label(double ns, double step) {
+  const char* unit = "ns";
+  double div = 1;
+  if (step >= 1e8) unit = "s", div = 1e9;
+  else if (step >= 1e5) unit = "ms", div = 1e6;
+  else if (step >= 1e2) unit = "\xc2\xb5s", div = 1e3;
+  double v = ns / div, s = step / div;
+  char buf[48];
+  std::snprintf(buf, sizeof buf, s < 1 ? "%.1f %s" : "%.0f %s", v, unit);
+  return buf;
+}
+
+// Gridlines and labels of a bytes axis up to `max`, in KiB, MiB or GiB steps of 1, 2 or 5.
+std::vector<double> byte_ticks(double max) {
+  double unit = max >= (1u << 30) ? double(1u << 30) : max >= (1u << 20) ? double(1u << 20) : max >= 1024 ? 1024.0 : 1.0;
+  double step = nice_step(max / unit / 4) * unit;
+  std::vector<double> out;
+  for (double t = step; t <= max; t += step) out.push_back(t);
+  return out;
+}
+
+constexpr ImU32 kAxisText = IM_COL32(200, 200, 120, 255);  // the viewer tests find the axes by it
+constexpr ImU32 kGrid = IM_COL32(255, 255, 255, 28);
 
 ImU32 name_color(const std::string& name) {
   std::uint32_t h = 2166136261u;
@@ -129,14 +163,33 @@ void draw_timeline(const analysis::Report& r, ViewState& v, float height) {
     if (b.x - a.x > 40) dl->AddText(ImVec2(a.x + 2, a.y - 1), IM_COL32(0, 0, 0, 255), s.name.c_str());
   }
 
+  // The time axis: ticks at 1, 2 or 5 times a power of ten, about every 120 pixels.
+  const float axis = 16;
+  {
+    double step = nice_step((v.end_ns - v.begin_ns) * 120 / size.x);
+    float base = origin.y + size.y - axis;
+    dl->AddLine(ImVec2(origin.x, base), ImVec2(origin.x + size.x, base), IM_COL32(120, 120, 120, 255));
+    for (double t = std::ceil(v.begin_ns / step) * step; t <= v.end_ns; t += step) {
+      float x = x_of(t);
+      dl->AddLine(ImVec2(x, origin.y + band * 3), ImVec2(x, base), kGrid);
+      dl->AddLine(ImVec2(x, base), ImVec2(x, base + 4), IM_COL32(160, 160, 160, 255));
+      dl->AddText(ImVec2(x + 3, base + 1), kAxisText, time_label(t, step).c_str());
+    }
+  }
+
   // One lane per device; allocated stacked by category, reserved as a line above.
-  float top = origin.y + band * 3, lane = (size.y - band * 3) / static_cast<float>(devices);
+  float top = origin.y + band * 3, lane = (size.y - band * 3 - axis) / static_cast<float>(devices);
+  const analysis::TimelineSeries* under_mouse = nullptr;  // the lane under the mouse
   for (std::size_t d = 0; d < r.timeline.series.size(); ++d) {
     const auto& ts = r.timeline.series[d];
     std::uint64_t max = 1;
     for (const auto& b : ts.buckets) max = std::max({max, b.reserved_max, b.allocated_max});
     float y0 = top + lane * static_cast<float>(d + 1) - 4, h = lane - 18;
     auto y_of = [&](double bytes) { return y0 - static_cast<float>(bytes / static_cast<double>(max)) * h; };
+    if (hovered && io.MousePos.y >= y0 - h && io.MousePos.y <= y0) under_mouse = &ts;
+    // The bytes axis: gridlines under the data, labels over it at the left.
+    const std::vector<double> ticks = byte_ticks(static_cast<double>(max));
+    for (double b : ticks) dl->AddLine(ImVec2(origin.x, y_of(b)), ImVec2(origin.x + size.x, y_of(b)), kGrid);
     for (std::size_t i = 0; i < ts.buckets.size(); ++i) {
       const auto& b = ts.buckets[i];
       float xa = x_of(static_cast<double>(b.time_ns)), xb = std::max(xa + 1, x_of(static_cast<double>(b.time_ns + ts.bucket_ns)));
@@ -164,7 +217,9 @@ void draw_timeline(const analysis::Report& r, ViewState& v, float height) {
     std::string name;
     for (const auto& dev : r.devices)
       if (dev.index == ts.device) name = dev.name;
-    std::string label = name + "  max " + analysis::bytes_text(max) + " (red: reserved)";
+    for (double b : ticks)
+      dl->AddText(ImVec2(origin.x + 4, y_of(b) - 14), kAxisText, analysis::bytes_text(static_cast<std::uint64_t>(b)).c_str());
+    std::string label = name + "  (red: reserved)";
     dl->AddText(ImVec2(origin.x + 4, y0 - h - 14), IM_COL32(230, 230, 230, 255), label.c_str());
   }
   // OOMs, then the cursor.
@@ -178,8 +233,26 @@ void draw_timeline(const analysis::Report& r, ViewState& v, float height) {
   dl->PopClipRect();
 
   if (hovered) {
+    // The values under the mouse: the bucket holding that moment, on the lane under it.
     double t = t_of(io.MousePos.x);
-    ImGui::SetTooltip("%.6f s (wheel: zoom, drag: pan, click: cursor)", t / 1e9);
+    std::string text = time_label(t, 1) + " (" + std::to_string(t / 1e9).substr(0, 10) + " s)";
+    static const std::vector<analysis::TimelineBucket> none;
+    const auto& buckets = under_mouse ? under_mouse->buckets : none;
+    auto after = std::upper_bound(buckets.begin(), buckets.end(), t,
+                                  [](double x, const analysis::TimelineBucket& b) { return x < static_cast<double>(b.time_ns); });
+    if (under_mouse && after != buckets.begin()) {
+      {
+        const auto& b = *std::prev(after);
+        std::string name;
+        for (const auto& dev : r.devices)
+          if (dev.index == under_mouse->device) name = dev.name;
+        text += "\n" + name + ": " + analysis::bytes_text(b.allocated_last) + " allocated (" +
+                analysis::bytes_text(b.allocated_min) + " to " + analysis::bytes_text(b.allocated_max) + " in this " +
+                time_label(static_cast<double>(under_mouse->bucket_ns), static_cast<double>(under_mouse->bucket_ns)) +
+                "), " + analysis::bytes_text(b.reserved_last) + " reserved";
+      }
+    }
+    ImGui::SetTooltip("%s\n(wheel: zoom, drag: pan, click: cursor)", text.c_str());
   }
 }
 
