@@ -107,6 +107,7 @@ struct ReportCommand {
     std::vector<Report> reports;
     for (const auto& f : files) reports.push_back(load_trace(f, options, flags.import).report);
     if (format == "json") emit(out, render_json(reports, ro));
+    else if (format == "html") emit(out, render_html(reports, ro));
     else if (format == "markdown") emit(out, render_markdown(reports, ro));
     else emit(out, render_text(reports, ro));
     return kOk;
@@ -118,7 +119,9 @@ void add_report_options(CLI::App* c, ReportCommand& r, bool many) {
                                                      : "a trace or a PyTorch snapshot")->required();
   if (!many) files->expected(1);
   files->check(CLI::ExistingFile);
-  c->add_option("--format", r.format, "text, markdown or json")->check(CLI::IsMember({"text", "markdown", "json"}))->capture_default_str();
+  c->add_option("--format", r.format, "text, markdown, json, or html (one self-contained page: timelines, findings, tables)")
+      ->check(CLI::IsMember({"text", "markdown", "json", "html"}))
+      ->capture_default_str();
   c->add_option("-o,--output", r.output, "write the report to this file");
   c->add_flag("--stacks", r.stacks, "show the whole stack of each allocation site at the peaks (JSON always has them)");
   r.flags.add(c);

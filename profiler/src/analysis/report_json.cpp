@@ -161,16 +161,29 @@ class JsonReport {
   }
 
   json timeline() const {
+    // Allocated per category at each bucket's end, after the totals: "parameter_last", ...
+    json columns = {"time_ns", "allocated_min", "allocated_max", "reserved_max", "allocated_last", "reserved_last"};
+    for (std::size_t c = 0; c < instrument::kCategoryCount; ++c)
+      columns.push_back(std::string(profiler::category_name(static_cast<Category>(c))) + "_last");
     json series = json::array();
     for (const auto& s : r_.timeline.series) {
       json b = json::array();
-      for (const auto& k : s.buckets)
-        b.push_back({k.time_ns, k.allocated_min, k.allocated_max, k.reserved_max, k.allocated_last, k.reserved_last});
-      series.push_back({{"device", device_name(s.device)}, {"bucket_ns", s.bucket_ns},
-                        {"columns", {"time_ns", "allocated_min", "allocated_max", "reserved_max", "allocated_last", "reserved_last"}},
-                        {"buckets", b}});
+      for (const auto& k : s.buckets) {
+        json row = {k.time_ns, k.allocated_min, k.allocated_max, k.reserved_max, k.allocated_last, k.reserved_last};
+        for (std::size_t c = 0; c < instrument::kCategoryCount; ++c) row.push_back(k.category_last[c]);
+        b.push_back(std::move(row));
+      }
+      series.push_back({{"device", device_name(s.device)}, {"bucket_ns", s.bucket_ns}, {"columns", columns}, {"buckets", b}});
     }
-    return {{"series", series}, {"step_times_ns", r_.timeline.step_times_ns}};
+    // Scopes in trace order, the first kMaxScopes of them (an HTML page stays small).
+    constexpr std::size_t kMaxScopes = 50000;
+    json scopes = json::array();
+    for (std::size_t i = 0; i < r_.timeline.scopes.size() && i < kMaxScopes; ++i) {
+      const auto& s = r_.timeline.scopes[i];
+      scopes.push_back({{"name", s.name}, {"thread", s.thread}, {"begin_ns", s.begin_ns}, {"end_ns", s.end_ns}});
+    }
+    return {{"series", series}, {"step_times_ns", r_.timeline.step_times_ns}, {"scopes", scopes},
+            {"scopes_total", r_.timeline.scopes.size()}};
   }
 
   const Report& r_;

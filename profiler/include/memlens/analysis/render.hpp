@@ -30,6 +30,10 @@ struct RenderOptions {
 std::string render_text(const std::vector<Report>& reports, const RenderOptions& options);
 std::string render_markdown(const std::vector<Report>& reports, const RenderOptions& options);
 std::string render_json(const std::vector<Report>& reports, const RenderOptions& options);
+// One self-contained HTML page (no network: inline script and canvas): the JSON report,
+// the source lines of each finding where the files can be read, and a page that draws the
+// timelines (zoom by dragging), findings and sortable peak and fragmentation tables.
+std::string render_html(const std::vector<Report>& reports, const RenderOptions& options);
 
 // "linear_regression.cpp:30" for a site under base_dir, the full location otherwise,
 // "<unknown>" for none.

@@ -12,6 +12,7 @@
 namespace memlens::instrument {
 
 enum class Category : std::uint8_t { Unknown, Parameter, Gradient, OptimizerState, Activation, Temporary, Input };
+inline constexpr std::size_t kCategoryCount = static_cast<std::size_t>(Category::Input) + 1;
 enum class ViewKind : std::uint8_t {
   View, Reshape, Transpose, Permute, Expand, Squeeze, Unsqueeze, Narrow, Select, Slice, Diagonal, Detach, Index
 };
