@@ -50,6 +50,10 @@ nlohmann::json source_lines(const std::string& location) {
 
 std::string render_html(const std::vector<Report>& reports, const RenderOptions& options) {
   nlohmann::json doc = nlohmann::json::parse(render_json(reports, options));
+  // Only what the page draws: a section's tables (transfers per step, ...) grow with the
+  // run; the findings already say what they found.
+  for (auto& trace : doc["traces"])
+    for (const char* unused : {"transfers", "churn", "contiguity", "broadcast", "leaks", "allocations_by_site"}) trace.erase(unused);
   nlohmann::json sources = nlohmann::json::object();
   for (const auto& trace : doc["traces"])
     for (const auto& f : trace["findings"])
