@@ -47,5 +47,5 @@ set(CPACK_DEBIAN_PACKAGE_MAINTAINER "memlens developers <memlens@localhost>")
 set(CPACK_DEBIAN_PACKAGE_SECTION devel)
 set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS ON)
 # What a program built against the headers and static libraries needs too.
-set(CPACK_DEBIAN_PACKAGE_DEPENDS "libzstd-dev, libdw-dev, zlib1g-dev, nlohmann-json3-dev, libabsl-dev, libopenblas-dev, pkgconf")
+set(CPACK_DEBIAN_PACKAGE_DEPENDS "libzstd-dev, libdw-dev, zlib1g-dev, nlohmann-json3-dev, libabsl-dev, libopenblas-dev, libsqlite3-dev, pkgconf")
 include(CPack)

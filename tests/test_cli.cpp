@@ -1,6 +1,7 @@
 // The real `memlens` binary on the real samples, end to end: record, report, check,
 // baseline, diff, export, replay, the CMake helper, and bad input.
 #include <filesystem>
+#include <memlens/runtime/memory.hpp>
 
 #include "memlens_cli.hpp"
 
@@ -343,4 +344,63 @@ TEST_CASE("check --format github annotates the source lines; --format markdown i
   CHECK(md.out.find("| no-broadcast | **FAIL** | 2 broadcast findings |\n") != std::string::npos);
   CHECK(md.out.find("\n**no-broadcast**, where:\n\n- broadcast at samples/linear_regression.cpp:31: sub: ") != std::string::npos);
   CHECK(run(std::string("check ") + quote(lr()) + " --max-peak 1GiB --format yaml").status == 2);
+}
+
+TEST_CASE("history: runs across commits, the commit that moved memory most, and check --against-history", "[cli][history]") {
+  auto bytes_text = [](std::uint64_t b) { return memlens::format_bytes(static_cast<std::int64_t>(b)); };
+  const std::string db = temp("history.sqlite");
+  std::filesystem::remove(db);
+  // The same program leaking more with more steps: three commits, peaks rising.
+  const std::string runs[] = {recorded("hist-4", LEAK_LOSS_HISTORY_BIN, "4"), recorded("hist-8", LEAK_LOSS_HISTORY_BIN, "8"),
+                              recorded("hist-12", LEAK_LOSS_HISTORY_BIN, "12")};
+  std::vector<std::uint64_t> peaks;
+  for (const auto& t : runs) peaks.push_back(report_json(t)["devices"][1]["peak_allocated"]["allocated"].get<std::uint64_t>());
+  REQUIRE(report_json(runs[0])["devices"][1]["name"] == "sim:0");
+  REQUIRE(peaks[0] < peaks[1]);
+  REQUIRE(peaks[1] < peaks[2]);
+
+  // Before any run: the check has nothing to compare with and passes, saying so.
+  Run first = run("check " + quote(runs[0]) + " --against-history --db " + quote(db));
+  CHECK(first.status == 0);
+  CHECK(first.out.find("PASS history: no earlier run of ") != std::string::npos);
+  const char* commits[] = {"aaaa111", "bbbb222"};
+  for (int i = 0; i < 2; ++i) {
+    Run add = run("history add " + quote(runs[i]) + " --commit " + commits[i] + " --db " + quote(db));
+    INFO(add.out);
+    CHECK(add.status == 0);
+    CHECK(add.out.find("(run " + std::to_string(i + 1) + " of ") != std::string::npos);
+  }
+  // The third commit rises above the median of the two before it: the gate fails.
+  Run gate = run("check " + quote(runs[2]) + " --against-history --db " + quote(db));
+  INFO(gate.out);
+  CHECK(gate.status == 1);
+  CHECK(gate.out.find("FAIL history: peak allocated " + bytes_text(peaks[2]) + " against a median of " + bytes_text(peaks[1]) +
+                      " over the last 2 runs") != std::string::npos);
+  CHECK(run("check " + quote(runs[0]) + " --against-history --db " + quote(db)).status == 0);
+  REQUIRE(run("history add " + quote(runs[2]) + " --commit cccc333 --db " + quote(db)).status == 0);
+
+  Run show = run("history show --db " + quote(db));
+  INFO(show.out);
+  CHECK(show.status == 0);
+  CHECK(show.out.find(": 3 runs\n") != std::string::npos);
+  for (int i = 0; i < 3; ++i) CHECK(show.out.find(bytes_text(peaks[static_cast<std::size_t>(i)])) != std::string::npos);
+  // Which step between runs moved peak allocated most, computed here from the reports.
+  bool second_step = peaks[2] - peaks[1] > peaks[1] - peaks[0];
+  std::int64_t moved = static_cast<std::int64_t>(second_step ? peaks[2] - peaks[1] : peaks[1] - peaks[0]);
+  CHECK(show.out.find(std::string("most moved by ") + (second_step ? "cccc333" : "bbbb222") + ": peak allocated +" +
+                      bytes_text(static_cast<std::uint64_t>(moved))) != std::string::npos);
+  Run svg = run("history show --format svg --db " + quote(db));
+  CHECK(svg.out.starts_with("<svg xmlns=\"http://www.w3.org/2000/svg\""));
+  CHECK(std::count(svg.out.begin(), svg.out.end(), '\n') > 5);
+  CHECK(svg.out.find("<polyline") != std::string::npos);
+
+  // Not a history: one line, exit 2.
+  const std::string junk = temp("junk.sqlite");
+  std::ofstream(junk) << "not a database at all, just some text long enough to have a header";
+  Run bad = run("history show --db " + quote(junk));
+  CHECK(bad.status == 2);
+  CHECK(bad.out == "memlens: " + junk + ": file is not a database\n");
+  CHECK(run("history add " + quote(runs[0]) + " --db " + quote(db)).status == 2);  // no --commit
+  std::filesystem::remove(junk);
+  std::filesystem::remove(db);
 }

@@ -19,6 +19,7 @@
 #include "output_file.hpp"
 #include "memlens/analysis/check.hpp"
 #include "memlens/analysis/diff.hpp"
+#include "memlens/analysis/history.hpp"
 #include "memlens/analysis/render.hpp"
 #include "memlens/analysis/replay_trace.hpp"
 #include "memlens/profiler/export.hpp"
@@ -129,7 +130,9 @@ void add_report_options(CLI::App* c, ReportCommand& r, bool many) {
 
 struct CheckCommand {
   std::string file, device, max_peak, max_reserved, max_leaked, baseline, tolerance = "5%", junit, format = "text";
-  bool no_leaks = false, no_broadcast = false;
+  std::string history_db = "memlens-history.sqlite";  // --against-history: the history file
+  std::string history_runs = "5";
+  bool no_leaks = false, no_broadcast = false, against_history = false;
   AnalysisFlags flags;
 
   int run() const {
@@ -149,8 +152,10 @@ struct CheckCommand {
     } catch (const CheckError& e) {
       throw UsageError(e.what());
     }
-    if (!l.max_peak && !l.max_reserved && !l.max_leaked && !l.no_leaks && !l.no_broadcast && !l.baseline)
-      throw UsageError("check: nothing to check (give --max-peak, --max-reserved, --max-leaked, --no-leaks, --no-broadcast or --baseline)");
+    if (!l.max_peak && !l.max_reserved && !l.max_leaked && !l.no_leaks && !l.no_broadcast && !l.baseline && !against_history)
+      throw UsageError("check: nothing to check (give --max-peak, --max-reserved, --max-leaked, --no-leaks, --no-broadcast, "
+                       "--baseline or --against-history)");
+    const std::size_t last_runs = count_flag("--history-runs", history_runs, 1, 100000);
     const AnalysisOptions options = flags.options();
     std::optional<OutputFile> junit_out;
     if (!junit.empty()) junit_out.emplace(junit, std::vector<std::string>{file, baseline}, "--junit");
@@ -160,6 +165,18 @@ struct CheckCommand {
       verdicts = run_checks(r, l, working_dir());
     } catch (const CheckError& e) {
       throw UsageError(file + ": " + e.what());
+    }
+    if (against_history) {
+      try {
+        RunHistory history(history_db);
+        HistoryVerdict h = check_against_history(history_run(r, "", device), history.runs(r.program), last_runs, l.tolerance);
+        CheckVerdict v{"history", h.passed, h.message, {}};
+        if (const DeviceReport* d = device.empty() ? r.main_device() : r.device(device); d && !d->peak_allocated.by_site.empty())
+          v.site = d->peak_allocated.by_site.front().site;
+        verdicts.push_back(std::move(v));
+      } catch (const std::exception& e) {
+        throw UsageError(e.what());
+      }
     }
     bool ok = true;
     for (const auto& v : verdicts) ok = ok && v.passed;
@@ -218,6 +235,49 @@ struct ImportCommand {
     if (sum.skipped)
       std::printf("memlens: %llu entries of other actions (snapshot markers) skipped\n", static_cast<unsigned long long>(sum.skipped));
     return kOk;
+  }
+};
+
+// memlens history add|show: a program's memory across commits.
+struct HistoryCommand {
+  std::string db = "memlens-history.sqlite", run_file, commit, device, program, format = "text", output;
+
+  int add() const {
+    if (commit.empty()) throw UsageError("history add: give --commit (e.g. --commit \"$(git rev-parse HEAD)\")");
+    Report r = load_trace(run_file).report;
+    try {
+      RunHistory history(db);
+      HistoryRun run = history_run(r, commit, device);
+      history.add(run);
+      std::printf("memlens: added %s at %s to %s: peak %s allocated on %s (run %lld of %s)\n", run_file.c_str(), commit.c_str(),
+                  db.c_str(), bytes_text(run.peak_allocated).c_str(), run.device.c_str(), static_cast<long long>(run.id),
+                  run.program.c_str());
+    } catch (const HistoryError& e) {
+      throw UsageError(e.what());
+    }
+    return kOk;
+  }
+
+  int show() const {
+    OutputFile out(output, {db}, "-o");
+    std::vector<HistoryRun> runs;
+    try {
+      runs = RunHistory(db).runs(program);
+    } catch (const HistoryError& e) {
+      throw UsageError(e.what());
+    }
+    if (format == "svg") emit(out, history_svg(runs));
+    else if (format == "html")
+      emit(out, "<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>memlens history</title></head><body>\n" +
+                    history_svg(runs) + "<pre>" + html_escape(history_text(runs)) + "</pre>\n</body></html>\n");
+    else emit(out, history_text(runs));
+    return kOk;
+  }
+
+  static std::string html_escape(const std::string& s) {
+    std::string out;
+    for (char c : s) out += c == '<' ? "&lt;" : c == '>' ? "&gt;" : c == '&' ? "&amp;" : std::string(1, c);
+    return out;
   }
 };
 
@@ -345,6 +405,11 @@ int main(int argc, char** argv) {
   check->add_option("--baseline", check_cmd.baseline, "a file from `memlens baseline`")->check(CLI::ExistingFile);
   check->add_option("--tolerance", check_cmd.tolerance, "how much a baseline figure may grow")->capture_default_str();
   check->add_option("--junit", check_cmd.junit, "write the verdicts as JUnit XML");
+  check->add_flag("--against-history", check_cmd.against_history,
+                  "fail when peak allocated rises above the median of the program's last runs in the history (by --tolerance)");
+  check->add_option("--db", check_cmd.history_db, "the history file (memlens history add)")->capture_default_str();
+  check->add_option("--history-runs", check_cmd.history_runs, "how many of the last runs --against-history compares with")
+      ->capture_default_str();
   check->add_option("--format", check_cmd.format,
                     "text; github (Actions annotations at the source lines: failed checks and every finding); "
                     "markdown (a table for $GITHUB_STEP_SUMMARY)")
@@ -358,6 +423,24 @@ int main(int argc, char** argv) {
   base->add_option("FILE", base_file, "a trace or a PyTorch snapshot")->required()->check(CLI::ExistingFile);
   base->add_option("-o,--output", base_out, "baseline JSON to write")->required();
   base->add_option("--device", base_device, "device to take (default: the busiest accelerator)");
+
+  HistoryCommand history_cmd;
+  auto* hist = app.add_subcommand("history", "a program's memory across commits, kept in an SQLite file");
+  hist->require_subcommand(1);
+  auto* hist_add = hist->add_subcommand("add", "store a run's peaks, leaks, findings and top sites");
+  hist_add->add_option("RUN", history_cmd.run_file, "a trace or a PyTorch snapshot")->required()->check(CLI::ExistingFile);
+  hist_add->add_option("--commit", history_cmd.commit, "the commit the run was made at")->required();
+  hist_add->add_option("--device", history_cmd.device, "device to take (default: the busiest accelerator)");
+  auto* hist_show = hist->add_subcommand("show", "each program's runs, and the commit that moved peak memory most");
+  hist_show->add_option("--program", history_cmd.program, "only this program");
+  hist_show->add_option("--format", history_cmd.format, "text, svg (peak allocated over the runs) or html")
+      ->check(CLI::IsMember({"text", "svg", "html"}))
+      ->capture_default_str();
+  hist_show->add_option("-o,--output", history_cmd.output, "write it to this file");
+  for (auto* c : {hist_add, hist_show}) c->add_option("--db", history_cmd.db, "the history file")->capture_default_str();
+  hist->footer("Example, in CI after each commit's memory test:\n"
+               "  memlens history add run.memtrace --commit \"$(git rev-parse HEAD)\"\n"
+               "  memlens check run.memtrace --against-history --tolerance 5%");
 
   ImportCommand import_cmd;
   auto* imp = app.add_subcommand("import", "convert a PyTorch memory snapshot (pickle or JSON) into a trace");
@@ -483,6 +566,8 @@ int main(int argc, char** argv) {
     }
     if (check->parsed()) return check_cmd.run();
     if (imp->parsed()) return import_cmd.run();
+    if (hist_add->parsed()) return history_cmd.add();
+    if (hist_show->parsed()) return history_cmd.show();
     if (base->parsed()) {
       OutputFile out(base_out, {base_file}, "-o");
       Report r = load_trace(base_file).report;
