@@ -73,3 +73,28 @@ TEST_CASE("report --format html: one self-contained page that draws in a real br
   std::filesystem::remove(page);
   std::filesystem::remove(shot);
 }
+
+TEST_CASE("diff --format html: two runs on one scale, and what changed", "[html]") {
+  const char* browser = chromium();
+  if (!browser) {
+    WARN("skipped: Chromium is not installed (scripts/install-deps.sh installs it)");
+    return;
+  }
+  std::string a = recorded("html-a", LEAK_LOSS_HISTORY_BIN, "4"), b = recorded("html-b", LEAK_LOSS_HISTORY_BIN, "12");
+  std::string page = temp("diff.html");
+  Run r = run("diff --format html -o " + quote(page) + " " + quote(a) + " " + quote(b));
+  INFO(r.out);
+  REQUIRE(r.status == 0);
+  Run dom = run_command(headless(browser) + "--dump-dom " + quote("file://" + page));
+  CHECK(dom.out.find("<body data-ready=\"1\">") != std::string::npos);
+  CHECK(dom.out.find("data-errors") == std::string::npos);
+  CHECK(dom.out.find("<h1>memlens diff</h1>") != std::string::npos);
+  for (const char* part : {"<h3>sim:0 in A</h3>", "<h3>sim:0 in B</h3>", "<h2>Sites that changed</h2>", "<th>peak allocated</th>"})
+    CHECK(dom.out.find(part) != std::string::npos);
+  // The peak's change, as the JSON diff has it.
+  Run json = run("diff --format json " + quote(a) + " " + quote(b));
+  auto d = nlohmann::json::parse(json.out);
+  for (const auto& row : d["peak_allocated"])
+    if (row["key"] == "sim:0") CHECK(row["delta"].get<std::int64_t>() > 0);
+  std::filesystem::remove(page);
+}

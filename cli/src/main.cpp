@@ -375,7 +375,9 @@ int main(int argc, char** argv) {
   auto* diff = app.add_subcommand("diff", "compare two traces: peaks, categories, sites, findings");
   diff->add_option("A", diff_a, "the trace (or PyTorch snapshot) before")->required()->check(CLI::ExistingFile);
   diff->add_option("B", diff_b, "the trace (or PyTorch snapshot) after")->required()->check(CLI::ExistingFile);
-  diff->add_option("--format", diff_format, "text, markdown or json")->check(CLI::IsMember({"text", "markdown", "json"}))->capture_default_str();
+  diff->add_option("--format", diff_format, "text, markdown, json, or html (both timelines on one scale)")
+      ->check(CLI::IsMember({"text", "markdown", "json", "html"}))
+      ->capture_default_str();
   diff->add_option("-o,--output", diff_output, "write the diff to this file");
 
   std::string export_file, export_chrome, export_json;
@@ -483,7 +485,8 @@ int main(int argc, char** argv) {
       RenderOptions ro;
       ro.base_dir = working_dir();
       ro.color = color_wanted(diff_format, diff_output);
-      emit(out, render_diff(diff_reports(a, b), diff_format, ro));
+      ReportDiff d = diff_reports(a, b);
+      emit(out, diff_format == "html" ? render_diff_html(a, b, d, ro) : render_diff(d, diff_format, ro));
       return kOk;
     }
     if (exp->parsed()) {

@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include "memlens/analysis/diff.hpp"
 #include "memlens/analysis/render.hpp"
 #include "memlens/common/input_file.hpp"
 #include "report_page.hpp"
@@ -48,19 +49,11 @@ nlohmann::json source_lines(const std::string& location) {
 
 }  // namespace
 
-std::string render_html(const std::vector<Report>& reports, const RenderOptions& options) {
-  nlohmann::json doc = nlohmann::json::parse(render_json(reports, options));
-  // Only what the page draws: a section's tables (transfers per step, ...) grow with the
-  // run; the findings already say what they found.
-  for (auto& trace : doc["traces"])
-    for (const char* unused : {"transfers", "churn", "contiguity", "broadcast", "leaks", "allocations_by_site"}) trace.erase(unused);
-  nlohmann::json sources = nlohmann::json::object();
-  for (const auto& trace : doc["traces"])
-    for (const auto& f : trace["findings"])
-      if (f["site"].is_string() && !sources.contains(f["site"].get<std::string>()))
-        if (auto s = source_lines(f["site"].get<std::string>()); !s.is_null()) sources[f["site"].get<std::string>()] = s;
-  doc["sources"] = sources;
-  // Inside <script>, "</" could end the element: JSON allows "<\/" for it.
+namespace {
+
+// The page with `doc` in it, made safe inside <script>: "</" could end the element, and
+// JSON allows "<\/" for it.
+std::string page_with(const nlohmann::json& doc) {
   std::string json = doc.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace), safe;
   safe.reserve(json.size());
   for (std::size_t i = 0; i < json.size(); ++i) {
@@ -71,6 +64,34 @@ std::string render_html(const std::vector<Report>& reports, const RenderOptions&
   const std::string slot = "/*MEMLENS_DATA*/";
   page.replace(page.find(slot), slot.size(), safe);
   return page;
+}
+
+// The report's JSON with only what the page draws: a section's tables (transfers per
+// step, ...) grow with the run; the findings already say what they found.
+nlohmann::json page_data(const std::vector<Report>& reports, const RenderOptions& options) {
+  nlohmann::json doc = nlohmann::json::parse(render_json(reports, options));
+  for (auto& trace : doc["traces"])
+    for (const char* unused : {"transfers", "churn", "contiguity", "broadcast", "leaks", "allocations_by_site"}) trace.erase(unused);
+  return doc;
+}
+
+}  // namespace
+
+std::string render_diff_html(const Report& a, const Report& b, const ReportDiff& diff, const RenderOptions& options) {
+  nlohmann::json doc = page_data({a, b}, options);
+  doc["diff"] = nlohmann::json::parse(render_diff(diff, "json", options));
+  return page_with(doc);
+}
+
+std::string render_html(const std::vector<Report>& reports, const RenderOptions& options) {
+  nlohmann::json doc = page_data(reports, options);
+  nlohmann::json sources = nlohmann::json::object();
+  for (const auto& trace : doc["traces"])
+    for (const auto& f : trace["findings"])
+      if (f["site"].is_string() && !sources.contains(f["site"].get<std::string>()))
+        if (auto s = source_lines(f["site"].get<std::string>()); !s.is_null()) sources[f["site"].get<std::string>()] = s;
+  doc["sources"] = sources;
+  return page_with(doc);
 }
 
 }  // namespace memlens::analysis

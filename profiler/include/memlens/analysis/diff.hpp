@@ -33,5 +33,8 @@ ReportDiff diff_reports(const Report& a, const Report& b);
 std::string stack_key(const Report& r, const StackBytes& s);
 // format: "text", "markdown" or "json".
 std::string render_diff(const ReportDiff& d, const std::string& format, const RenderOptions& options);
+// One self-contained HTML page: both runs' timelines on one time and bytes scale, then the
+// peaks, sites and stacks that changed (render_html's page).
+std::string render_diff_html(const Report& a, const Report& b, const ReportDiff& d, const RenderOptions& options);
 
 }  // namespace memlens::analysis
