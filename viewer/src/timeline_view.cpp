@@ -218,7 +218,8 @@ void draw_timeline(const analysis::Report& r, ViewState& v, float height) {
     for (const auto& dev : r.devices)
       if (dev.index == ts.device) name = dev.name;
     for (double b : ticks)
-      dl->AddText(ImVec2(origin.x + 4, y_of(b) - 14), kAxisText, analysis::bytes_text(static_cast<std::uint64_t>(b)).c_str());
+      if (y_of(b) - 14 > y0 - h)  // not over the lane's name
+        dl->AddText(ImVec2(origin.x + 4, y_of(b) - 14), kAxisText, analysis::bytes_text(static_cast<std::uint64_t>(b)).c_str());
     std::string label = name + "  (red: reserved)";
     dl->AddText(ImVec2(origin.x + 4, y0 - h - 14), IM_COL32(230, 230, 230, 255), label.c_str());
   }

@@ -46,5 +46,7 @@ std::unique_ptr<Analysis> make_timeline_analysis();
 // After the pass, when the trace has OOMs: replays each device's requests through the
 // run's configuration and the usual remedies, and says which would have fit each OOM.
 void replay_ooms(const profiler::TraceReader& trace, Report& r);
+// Every section's results as Report::findings, in one sentence each.
+void gather_findings(Report& r);
 
 }  // namespace memlens::analysis

@@ -5,7 +5,7 @@
 #include <algorithm>
 #include <map>
 
-#include "document.hpp"
+#include "memlens/analysis/report_layout.hpp"
 #include "memlens/runtime/memory.hpp"
 
 namespace memlens::analysis {
@@ -37,8 +37,10 @@ Table delta_table(const std::string& what, const std::vector<DeltaRow>& rows, bo
   Table t{{what, "A", "B", "change"}, {false, true, true, true}, 0, {}};
   for (const auto& r : rows) {
     auto a = static_cast<std::int64_t>(r.a), b = static_cast<std::int64_t>(r.b);
-    if (as_bytes) t.rows.push_back({r.key, bytes(a), bytes(b), signed_bytes(r.delta())});
-    else t.rows.push_back({r.key, std::to_string(a), std::to_string(b), (r.delta() > 0 ? "+" : "") + std::to_string(r.delta())});
+    Row row = as_bytes ? Row{r.key, bytes(a), bytes(b), signed_bytes(r.delta())}
+                       : Row{r.key, std::to_string(a), std::to_string(b), (r.delta() > 0 ? "+" : "") + std::to_string(r.delta())};
+    // A site's key is its location: the viewer shows its source.
+    t.rows.push_back(std::move(row).with({0, static_cast<double>(a), static_cast<double>(b), static_cast<double>(r.delta())}, 0, r.key));
   }
   return t;
 }
@@ -103,6 +105,11 @@ std::string render_diff(const ReportDiff& d, const std::string& format, const Re
                         {"new_sites", d.new_sites}, {"vanished_sites", d.vanished_sites}, {"findings", rows(d.findings)}};
     return j.dump(2) + "\n";
   }
+  std::vector<Block> blocks = layout_diff(d, o);
+  return format == "markdown" ? render_markdown(blocks, "memlens diff") : render_text(blocks, o);
+}
+
+std::vector<Block> layout_diff(const ReportDiff& d, const RenderOptions& o) {
   auto shown = [&](const std::string& s) { return site_text(SiteRef{s, ""}, o.base_dir); };
   std::vector<Block> blocks;
   Block peaks{2, "peaks", {{"A: " + d.a_path, {}, false}, {"B: " + d.b_path, {}, false}}};
@@ -131,7 +138,7 @@ std::string render_diff(const ReportDiff& d, const std::string& format, const Re
   if (d.findings.empty()) findings.parts.push_back({"no findings in either trace", {}, false});
   else findings.parts.push_back({"", delta_table("finding", d.findings, false), false});
   blocks.push_back(std::move(findings));
-  return format == "markdown" ? render_markdown(blocks, "memlens diff") : render_text(blocks, o);
+  return blocks;
 }
 
 }  // namespace memlens::analysis

@@ -11,6 +11,7 @@
 
 #include "memlens/analysis/diff.hpp"
 #include "memlens/analysis/render.hpp"
+#include "memlens/analysis/report_layout.hpp"
 #include "memlens/common/input_file.hpp"
 #include "report_page.hpp"
 
@@ -70,8 +71,12 @@ std::string page_with(const nlohmann::json& doc) {
 // step, ...) grow with the run; the findings already say what they found.
 nlohmann::json page_data(const std::vector<Report>& reports, const RenderOptions& options) {
   nlohmann::json doc = nlohmann::json::parse(render_json(reports, options));
-  for (auto& trace : doc["traces"])
+  for (std::size_t i = 0; i < reports.size(); ++i) {
+    auto& trace = doc["traces"][i];
     for (const char* unused : {"transfers", "churn", "contiguity", "broadcast", "leaks", "allocations_by_site"}) trace.erase(unused);
+    // The sections' lines and tables as every face lays them out.
+    trace["layout"] = nlohmann::json::parse(layout_json(layout_report({reports[i]}, options)));
+  }
   return doc;
 }
 

@@ -2,7 +2,7 @@
 // with the JSON renderer and the command line.
 #include <algorithm>
 
-#include "document.hpp"
+#include "memlens/analysis/report_layout.hpp"
 
 namespace memlens::analysis {
 
@@ -57,7 +57,7 @@ std::vector<std::string> text_table(const Table& t, std::size_t width, std::size
   std::vector<std::size_t> w(n, 0);
   for (std::size_t i = 0; i < n; ++i) w[i] = columns(t.header[i]);
   for (const auto& row : t.rows)
-    for (std::size_t i = 0; i < n && i < row.size(); ++i) w[i] = std::max(w[i], columns(row[i]));
+    for (std::size_t i = 0; i < n && i < row.cells.size(); ++i) w[i] = std::max(w[i], columns(row.cells[i]));
   std::size_t total = indent;
   for (auto x : w) total += x + 2;
   if (total > width && t.elastic >= 0) {
@@ -77,7 +77,7 @@ std::vector<std::string> text_table(const Table& t, std::size_t width, std::size
     out.push_back(s);
   };
   line(t.header);
-  for (const auto& row : t.rows) line(row);
+  for (const auto& row : t.rows) line(row.cells);
   return out;
 }
 
@@ -185,7 +185,7 @@ std::string render_markdown(const std::vector<Block>& blocks, const std::string&
       out += "|";
       for (std::size_t i = 0; i < t.header.size(); ++i) out += t.numeric[i] ? " ---: |" : " --- |";
       out += "\n";
-      for (const auto& r : t.rows) row(r);
+      for (const auto& r : t.rows) row(r.cells);
       out += "\n";
     }
   }

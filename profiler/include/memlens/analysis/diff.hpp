@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "memlens/analysis/render.hpp"
+#include "memlens/analysis/report_layout.hpp"
 #include "memlens/analysis/report.hpp"
 
 namespace memlens::analysis {
@@ -31,6 +32,8 @@ ReportDiff diff_reports(const Report& a, const Report& b);
 // A stack as a diff names it: its innermost Python frames by file name, outermost first,
 // so a shortened column keeps the innermost ("train.py:40 > model.py:30"); else its site.
 std::string stack_key(const Report& r, const StackBytes& s);
+// The diff laid out for every face (render_diff, the viewer's diff tab).
+std::vector<Block> layout_diff(const ReportDiff& d, const RenderOptions& options);
 // format: "text", "markdown" or "json".
 std::string render_diff(const ReportDiff& d, const std::string& format, const RenderOptions& options);
 // One self-contained HTML page: both runs' timelines on one time and bytes scale, then the

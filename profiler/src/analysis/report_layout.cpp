@@ -1,5 +1,7 @@
 // The layout of a report: which facts each section shows, in what order.
-#include "document.hpp"
+#include "memlens/analysis/report_layout.hpp"
+
+#include <nlohmann/json.hpp>
 
 #include <algorithm>
 #include <cstdio>
@@ -39,6 +41,9 @@ class Layout {
   Layout(const Report& r, const RenderOptions& o) : r_(r), o_(o) {}
 
   std::string site(SiteId id) const { return site_text(r_.site(id), o_.base_dir); }
+  // The full "file:line" of a site, where the viewer looks for its source.
+  std::string where(SiteId id) const { return r_.site(id).location; }
+  static double as_key(std::uint64_t v) { return static_cast<double>(v); }
   std::string device_name(std::uint8_t index) const {
     for (const auto& d : r_.devices)
       if (d.index == index) return d.name;
@@ -55,8 +60,11 @@ class Layout {
     Table t{{"device", "peak allocated", "at", "peak reserved", "final allocated", "allocs", "OOMs"},
             {false, true, true, true, true, true, true}, -1, {}};
     for (const auto& d : r_.devices)
-      t.rows.push_back({d.name, bytes_text(d.peak_allocated.allocated), seconds(d.peak_allocated.time_ns),
-                        bytes_text(d.peak_reserved.reserved), bytes_text(d.final_allocated), num(d.allocs), num(d.ooms)});
+      t.rows.push_back(Row{d.name, bytes_text(d.peak_allocated.allocated), seconds(d.peak_allocated.time_ns),
+                           bytes_text(d.peak_reserved.reserved), bytes_text(d.final_allocated), num(d.allocs), num(d.ooms)}
+                           .with({0, as_key(d.peak_allocated.allocated), as_key(d.peak_allocated.time_ns), as_key(d.peak_reserved.reserved),
+                                  as_key(d.final_allocated), as_key(d.allocs), as_key(d.ooms)},
+                                 d.peak_allocated.time_ns, ""));
     b.parts.push_back({"", t, false});
     // The summary alone lists every finding; beside other sections, those sections' findings.
     bool alone = o_.sections.size() == 1;
@@ -79,10 +87,13 @@ class Layout {
                          {}, false});
       Table cats{{"category", "bytes", "share", "blocks"}, {false, true, true, true}, -1, {}};
       for (const auto& c : p.by_category)
-        cats.rows.push_back({std::string(profiler::category_name(c.category)), bytes_text(c.bytes), percent(c.bytes, p.allocated), num(c.blocks)});
+        cats.rows.push_back(Row{std::string(profiler::category_name(c.category)), bytes_text(c.bytes), percent(c.bytes, p.allocated), num(c.blocks)}
+                                .with({0, as_key(c.bytes), as_key(c.bytes), as_key(c.blocks)}, p.time_ns, ""));
       b.parts.push_back({"", cats, false});
       Table sites{{"site", "bytes", "share", "blocks"}, {false, true, true, true}, 0, {}};
-      for (const auto& s : p.by_site) sites.rows.push_back({site(s.site), bytes_text(s.bytes), percent(s.bytes, p.allocated), num(s.blocks)});
+      for (const auto& s : p.by_site)
+        sites.rows.push_back(Row{site(s.site), bytes_text(s.bytes), percent(s.bytes, p.allocated), num(s.blocks)}
+                                 .with({0, as_key(s.bytes), as_key(s.bytes), as_key(s.blocks)}, p.time_ns, where(s.site)));
       b.parts.push_back({"", sites, false});
       if (o_.stacks) add_stacks(b, p);
     }
@@ -152,7 +163,8 @@ class Layout {
     if (!l.alive_at_end.empty()) {
       Table t{{"site", "category", "bytes", "blocks"}, {false, false, true, true}, 0, {}};
       for (const auto& g : l.alive_at_end)
-        t.rows.push_back({site(g.site), std::string(profiler::category_name(g.category)), bytes_text(g.bytes), num(g.blocks)});
+        t.rows.push_back(Row{site(g.site), std::string(profiler::category_name(g.category)), bytes_text(g.bytes), num(g.blocks)}
+                             .with({0, 0, as_key(g.bytes), as_key(g.blocks)}, g.time_ns, where(g.site)));
       b.parts.push_back({"", t, false});
     }
     if (l.growth.empty()) {
@@ -160,8 +172,9 @@ class Layout {
     } else {
       Table t{{"growing site", "per step", "steps", "first", "last"}, {false, true, true, true, true}, 0, {}};
       for (const auto& g : l.growth)
-        t.rows.push_back({site(g.site), bytes_text(static_cast<std::uint64_t>(g.bytes_per_step)), num(g.steps_observed),
-                          bytes_text(g.first_bytes), bytes_text(g.last_bytes)});
+        t.rows.push_back(Row{site(g.site), bytes_text(static_cast<std::uint64_t>(g.bytes_per_step)), num(g.steps_observed),
+                             bytes_text(g.first_bytes), bytes_text(g.last_bytes)}
+                             .with({0, g.bytes_per_step, as_key(g.steps_observed), as_key(g.first_bytes), as_key(g.last_bytes)}, g.time_ns, where(g.site)));
       b.parts.push_back({"", t, false});
     }
     return b;
@@ -178,13 +191,16 @@ class Layout {
       for (const auto& f : s.findings) {
         std::string in;
         for (std::size_t i = 0; i < f.inputs.size(); ++i) in += (i ? " " : "") + shape_text(f.inputs[i]);
-        t.rows.push_back({site(f.site), f.op, in, shape_text(f.output), fixed(f.factor, "%.1f"), bytes_text(f.bytes), num(f.count)});
+        t.rows.push_back(Row{site(f.site), f.op, in, shape_text(f.output), fixed(f.factor, "%.1f"), bytes_text(f.bytes), num(f.count)}
+                             .with({0, 0, 0, 0, f.factor, as_key(f.bytes), as_key(f.count)}, f.time_ns, where(f.site)));
       }
       b.parts.push_back({"", t, false});
     }
     if (!s.materialized.empty()) {
       Table t{{"materialised expand at", "bytes", "from", "count"}, {false, true, true, true}, 0, {}};
-      for (const auto& m : s.materialized) t.rows.push_back({site(m.site), bytes_text(m.bytes), bytes_text(m.source_bytes), num(m.count)});
+      for (const auto& m : s.materialized)
+        t.rows.push_back(Row{site(m.site), bytes_text(m.bytes), bytes_text(m.source_bytes), num(m.count)}
+                             .with({0, as_key(m.bytes), as_key(m.source_bytes), as_key(m.count)}, m.time_ns, where(m.site)));
       b.parts.push_back({"", t, false});
     }
     return b;
@@ -197,8 +213,9 @@ class Layout {
     if (!s.copies.empty()) {
       Table t{{"site", "reason", "after views", "count", "bytes"}, {false, false, false, true, true}, 0, {}};
       for (const auto& c : s.copies)
-        t.rows.push_back({site(c.site), std::string(profiler::copy_reason_name(c.reason)), c.view_chain.empty() ? "-" : c.view_chain,
-                          num(c.count), bytes_text(c.bytes)});
+        t.rows.push_back(Row{site(c.site), std::string(profiler::copy_reason_name(c.reason)), c.view_chain.empty() ? "-" : c.view_chain,
+                             num(c.count), bytes_text(c.bytes)}
+                             .with({0, 0, 0, as_key(c.count), as_key(c.bytes)}, c.time_ns, where(c.site)));
       b.parts.push_back({"", t, false});
     }
     return b;
@@ -210,7 +227,9 @@ class Layout {
     b.parts.push_back({num(s.count) + " copies between devices, " + bytes_text(s.bytes) + " in all", {}, false});
     if (!s.sites.empty()) {
       Table t{{"site", "from", "to", "count", "bytes", "steps"}, {false, false, false, true, true, true}, 0, {}};
-      for (const auto& x : s.sites) t.rows.push_back({site(x.site), x.from, x.to, num(x.count), bytes_text(x.bytes), num(x.steps)});
+      for (const auto& x : s.sites)
+        t.rows.push_back(Row{site(x.site), x.from, x.to, num(x.count), bytes_text(x.bytes), num(x.steps)}
+                             .with({0, 0, 0, as_key(x.count), as_key(x.bytes), as_key(x.steps)}, 0, where(x.site)));
       b.parts.push_back({"", t, false});
     }
     if (s.per_step.size() > 1) {
@@ -222,7 +241,9 @@ class Layout {
     }
     if (!s.resent.empty()) {
       Table t{{"resent from", "bytes each", "sources", "sends", "steps"}, {false, true, true, true, true}, 0, {}};
-      for (const auto& x : s.resent) t.rows.push_back({site(x.site), bytes_text(x.bytes), num(x.sources), num(x.times), num(x.steps)});
+      for (const auto& x : s.resent)
+        t.rows.push_back(Row{site(x.site), bytes_text(x.bytes), num(x.sources), num(x.times), num(x.steps)}
+                             .with({0, as_key(x.bytes), as_key(x.sources), as_key(x.times), as_key(x.steps)}, x.time_ns, where(x.site)));
       b.parts.push_back({"", t, false});
     }
     return b;
@@ -234,7 +255,9 @@ class Layout {
     if (s.findings.empty()) b.parts.push_back({"no buffer is allocated afresh every step", {}, false});
     else {
       Table t{{"buffer allocated every step at", "size", "allocs", "steps"}, {false, true, true, true}, 0, {}};
-      for (const auto& c : s.findings) t.rows.push_back({site(c.site), bytes_text(c.size), num(c.allocs), num(c.steps)});
+      for (const auto& c : s.findings)
+        t.rows.push_back(Row{site(c.site), bytes_text(c.size), num(c.allocs), num(c.steps)}
+                             .with({0, as_key(c.size), as_key(c.allocs), as_key(c.steps)}, c.time_ns, where(c.site)));
       b.parts.push_back({"", t, false});
     }
     b.parts.push_back({num(s.temporary_count) + " temporaries (freed within " + num(s.window_events) + " events), " +
@@ -242,7 +265,8 @@ class Layout {
                        {}, false});
     if (!s.temporaries.empty()) {
       Table t{{"temporaries at", "count", "bytes"}, {false, true, true}, 0, {}};
-      for (const auto& x : s.temporaries) t.rows.push_back({site(x.site), num(x.count), bytes_text(x.bytes)});
+      for (const auto& x : s.temporaries)
+        t.rows.push_back(Row{site(x.site), num(x.count), bytes_text(x.bytes)}.with({0, as_key(x.count), as_key(x.bytes)}, 0, where(x.site)));
       b.parts.push_back({"", t, false});
     }
     return b;
@@ -254,8 +278,10 @@ class Layout {
     Table t{{"device", "when", "at", "reserved", "allocated", "reserved/allocated", "largest free block"},
             {false, false, true, true, true, true, true}, -1, {}};
     for (const auto& p : s.points)
-      t.rows.push_back({device_name(p.device), p.when, seconds(p.time_ns), bytes_text(p.reserved), bytes_text(p.allocated),
-                        p.allocated ? fixed(p.reserved_over_allocated) : "-", bytes_text(p.largest_free_block)});
+      t.rows.push_back(Row{device_name(p.device), p.when, seconds(p.time_ns), bytes_text(p.reserved), bytes_text(p.allocated),
+                           p.allocated ? fixed(p.reserved_over_allocated) : "-", bytes_text(p.largest_free_block)}
+                           .with({0, 0, as_key(p.time_ns), as_key(p.reserved), as_key(p.allocated), p.reserved_over_allocated, as_key(p.largest_free_block)},
+                                 p.time_ns, ""));
     b.parts.push_back({"", t, false});
     for (const auto& o : s.ooms) {
       b.parts.push_back({"OOM on " + device_name(o.device) + " at " + seconds(o.time_ns) + " asking for " + bytes_text(o.requested) +
@@ -338,6 +364,25 @@ std::vector<Block> layout_report(const std::vector<Report>& reports, const Rende
     }
   }
   return out;
+}
+
+std::string layout_json(const std::vector<Block>& blocks) {
+  nlohmann::json out = nlohmann::json::array();
+  for (const Block& b : blocks) {
+    nlohmann::json parts = nlohmann::json::array();
+    for (const Part& p : b.parts) {
+      if (!p.table) {
+        parts.push_back({{"text", p.text}, {"finding", p.finding}});
+        continue;
+      }
+      nlohmann::json rows = nlohmann::json::array();
+      for (const Row& r : p.table->rows)
+        rows.push_back({{"cells", r.cells}, {"keys", r.keys}, {"time_ns", r.time_ns}, {"location", r.location}});
+      parts.push_back({{"table", {{"header", p.table->header}, {"numeric", p.table->numeric}, {"rows", rows}}}});
+    }
+    out.push_back({{"level", b.level}, {"title", b.title}, {"parts", parts}});
+  }
+  return out.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
 }
 
 }  // namespace memlens::analysis

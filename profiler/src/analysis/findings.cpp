@@ -1,0 +1,89 @@
+// Findings: every section's results as one list of sentences, each saying what was
+// found, where, what it costs and, where memlens knows, what to do.
+#include <cstdio>
+
+#include "analyses.hpp"
+
+namespace memlens::analysis {
+
+namespace {
+
+std::string shapes_text(const std::vector<ShapeRecord>& inputs) {
+  std::string out;
+  for (std::size_t i = 0; i < inputs.size(); ++i)
+    out += (i == 0 ? "" : i + 1 == inputs.size() ? " and " : ", ") + shape_text(inputs[i]);
+  return out;
+}
+
+std::string times(std::uint64_t n) { return std::to_string(n) + (n == 1 ? " time" : " times"); }
+
+std::string factor_text(double f) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, f >= 10 ? "%.0fx" : "%.1fx", f);
+  return buf;
+}
+
+// "; replay: expandable_segments:True would have fit it" (the first remedy that does).
+std::string oom_remedy(const OomReport& o) {
+  if (o.replay.empty()) return "";
+  if (o.replay.front().fits) return "";
+  for (std::size_t i = 1; i < o.replay.size(); ++i)
+    if (o.replay[i].fits) return "; replay: " + o.replay[i].config + " would have fit it";
+  return "; replay: no allocator setting fits it, only less memory held";
+}
+
+}  // namespace
+
+void gather_findings(Report& r) {
+  auto add = [&](FindingKind k, SiteId site, std::uint64_t b, std::string msg, std::uint64_t time) {
+    r.findings.push_back({k, site, b, std::move(msg), time});
+  };
+  for (const OomReport& o : r.fragmentation.ooms)
+    add(FindingKind::Oom, o.site, o.requested,
+        "out of memory asking for " + bytes_text(o.requested) + ": " + bytes_text(o.device_free) + " free, " + bytes_text(o.reserved) +
+            " reserved, " + bytes_text(o.allocated) + " allocated, largest free block " + bytes_text(o.largest_free_block) +
+            oom_remedy(o),
+        o.time_ns);
+  for (const GrowthLeak& g : r.leaks.growth)
+    add(FindingKind::Growth, g.site, g.last_bytes,
+        "live memory grows by " + bytes_text(static_cast<std::uint64_t>(g.bytes_per_step)) + " per step over " +
+            std::to_string(g.steps_observed) + " steps (" + bytes_text(g.first_bytes) + " -> " + bytes_text(g.last_bytes) +
+            "): something keeps every step's tensors alive",
+        g.time_ns);
+  // A snapshot taken mid-run holds the run's working set: listed, not found to leak.
+  for (const LeakGroup& l : r.ends_mid_run ? std::vector<LeakGroup>{} : r.leaks.alive_at_end)
+    add(FindingKind::Leak, l.site, l.bytes,
+        bytes_text(l.bytes) + " in " + std::to_string(l.blocks) + (l.blocks == 1 ? " block" : " blocks") + " (" +
+            std::string(profiler::category_name(l.category)) + ") still alive at the end of the trace",
+        l.time_ns);
+  for (const BroadcastFinding& b : r.broadcast.findings)
+    add(FindingKind::Broadcast, b.site, b.bytes,
+        b.op + ": " + shapes_text(b.inputs) + " broadcast to " + shape_text(b.output) + ", " + factor_text(b.factor) +
+            " the largest input: " + bytes_text(b.bytes) + " each, " + times(b.count),
+        b.time_ns);
+  for (const MaterializedExpand& m : r.broadcast.materialized)
+    add(FindingKind::MaterializedExpand, m.site, m.bytes,
+        "a copy materialised an expanded tensor: " + bytes_text(m.bytes) + " from a " + bytes_text(m.source_bytes) + " block, " +
+            times(m.count),
+        m.time_ns);
+  for (const LayoutCopy& c : r.contiguity.copies)
+    if (c.repeated)
+      add(FindingKind::LayoutCopy, c.site, c.bytes,
+        std::string(profiler::copy_reason_name(c.reason)) + " copy of a non-contiguous input" +
+            (c.view_chain.empty() ? "" : " (after " + c.view_chain + ")") + ": " + times(c.count) + ", " + bytes_text(c.bytes) +
+            " in all",
+        c.time_ns);
+  for (const ResentTransfer& t : r.transfers.resent)
+    add(FindingKind::ResentTransfer, t.site, t.bytes * t.times,
+        std::to_string(t.sources) + (t.sources == 1 ? " source" : " sources") + " of " + bytes_text(t.bytes) +
+            " sent again and again, each in " + std::to_string(t.steps) + " steps (" + std::to_string(t.times) +
+            " sends): move the data to the device once, before the loop",
+        t.time_ns);
+  for (const ChurnFinding& c : r.churn.findings)
+    add(FindingKind::Churn, c.site, c.size,
+        "a fresh " + bytes_text(c.size) + " buffer every step (" + std::to_string(c.allocs) + " allocations in " +
+            std::to_string(c.steps) + " steps): allocate it once and refill it with copy_",
+        c.time_ns);
+}
+
+}  // namespace memlens::analysis
