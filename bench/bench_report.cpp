@@ -13,6 +13,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <memlens/analysis/analyze.hpp>
+#include <memlens/analysis/memory_at.hpp>
 #include <memlens/profiler/trace_writer.hpp>
 #include <random>
 #include <string>
@@ -112,14 +113,23 @@ int main(int argc, char** argv) {
   auto t2 = std::chrono::steady_clock::now();
   double seconds = std::chrono::duration<double>(t2 - t1).count();
   auto file = std::filesystem::file_size(path);
+  // The viewer's cursor: the state at a moment in the first tenth, and at the end.
+  auto t3 = std::chrono::steady_clock::now();
+  analysis::MemoryAt early = analysis::memory_at(reader, r.duration_ns / 10);
+  auto t4 = std::chrono::steady_clock::now();
+  analysis::MemoryAt late = analysis::memory_at(reader, r.duration_ns);
+  auto t5 = std::chrono::steady_clock::now();
   std::printf(
       "{\"benchmark\": \"memlens_report\", \"events\": %llu, \"steps\": %llu, \"trace_bytes\": %llu, "
       "\"write_seconds\": %.3f, \"report_seconds\": %.3f, \"events_per_second\": %.0f, "
+      "\"memory_at_first_tenth_ms\": %.1f, \"memory_at_end_ms\": %.1f, "
       "\"peak_rss_bytes\": %lld, \"rss_before_report_bytes\": %lld, \"rss_over_file\": %.2f}\n",
       static_cast<unsigned long long>(r.events), static_cast<unsigned long long>(r.steps),
       static_cast<unsigned long long>(file), std::chrono::duration<double>(t1 - t0).count(), seconds,
-      static_cast<double>(r.events) / seconds, peak_rss_kib() * 1024LL, rss_before * 1024LL,
+      static_cast<double>(r.events) / seconds, std::chrono::duration<double, std::milli>(t4 - t3).count(),
+      std::chrono::duration<double, std::milli>(t5 - t4).count(), peak_rss_kib() * 1024LL, rss_before * 1024LL,
       static_cast<double>(peak_rss_kib()) * 1024 / static_cast<double>(file));
   if (!keep) std::filesystem::remove(path);
-  return r.events >= events ? 0 : 1;
+  // Both moments see the device (the segment is allocated first).
+  return r.events >= events && !early.devices.empty() && !late.devices.empty() ? 0 : 1;
 }

@@ -5,6 +5,7 @@
 
 #include <catch2/catch.hpp>
 #include <memlens/analysis/analyze.hpp>
+#include <memlens/analysis/memory_at.hpp>
 #include <memlens/profiler/export.hpp>
 #include <sstream>
 
@@ -104,6 +105,27 @@ TEST_CASE("a malformed events chunk with a valid checksum ends the pass; the chu
                            " (unknown event kind 99); read 20 events from 2 whole event chunks before it");
   // The path is named once, by whoever prints the problem, not inside it.
   CHECK(rep.problem.find(t.path()) == std::string::npos);
+}
+
+TEST_CASE("memory_at reads the trace only up to its cursor: a bad chunk after it is never decoded", "[hostile]") {
+  TraceBuilder t("hostile-cursor");
+  std::string good = three_chunks(t);
+  auto chunks = profiler::TraceReader(t.path()).chunks();
+  REQUIRE(chunks.size() == 3);
+  std::string raw(40, '\0');
+  raw[0] = 99;
+  write_bytes(t.path(), with_payload(good, chunks[2].offset, raw));
+  profiler::TraceReader r(t.path());
+  // A cursor before the third chunk: the first two are read, the third is not touched.
+  analysis::MemoryAt early = analysis::memory_at(r, chunks[2].first_time_ns - chunks[0].first_time_ns - 1);
+  CHECK(r.problem().empty());
+  REQUIRE(early.devices.size() == 1);
+  std::size_t blocks = 0;
+  for (const auto& s : early.devices[0].segments) blocks += s.blocks.size();
+  CHECK(blocks == 19);  // the allocations of the first two chunks: 9 beside the segment, then 10
+  // A cursor at the end reaches it, and says so.
+  analysis::memory_at(r, ~std::uint64_t{0} / 2);
+  CHECK(r.problem().find("corrupt events chunk at " + at(chunks[2].offset)) == 0);
 }
 
 TEST_CASE("the trailer after the footer is checked", "[hostile]") {

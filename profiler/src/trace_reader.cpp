@@ -285,10 +285,11 @@ void TraceReader::decode_chunk(const ChunkInfo& c, const std::function<void(cons
   }
 }
 
-void TraceReader::for_each(const std::function<void(const Event&)>& visit) const {
+void TraceReader::for_each(const std::function<void(const Event&)>& visit, std::uint64_t until_ns) const {
   const std::size_t readable = readable_chunks_.load();
   std::uint64_t events = 0;
   for (std::size_t i = 0; i < readable; ++i) {
+    if (event_chunks_[i].first_time_ns > until_ns) return;  // events are in time order
     try {
       decode_chunk(event_chunks_[i], visit);
     } catch (const TraceError& e) {

@@ -18,12 +18,13 @@ MemoryAt memory_at(const profiler::TraceReader& trace, std::uint64_t time_ns) {
   StackTable stacks(trace, out.stacks);
   absl::flat_hash_map<std::uint64_t, std::vector<TensorView>> views;  // by live storage
   constexpr std::size_t kViewsKept = 8;
-  std::uint64_t first = 0, index = 0;
-  bool started = false;
-  // The reader has no early exit: events past the moment are skipped.
+  std::uint64_t index = 0;
+  // Only the chunks up to the moment are read; events past it in the last one are skipped.
+  const auto chunks = trace.chunks();
+  const std::uint64_t first = chunks.empty() ? 0 : chunks.front().first_time_ns;
+  const std::uint64_t until = time_ns > UINT64_MAX - first ? UINT64_MAX : first + time_ns;
   trace.for_each([&](const Event& e) {
-    if (!started) first = e.time_ns, started = true;
-    if (e.time_ns - first > time_ns) return;
+    if (e.time_ns > until) return;
     SiteId site = sites.map(e.site);
     const LiveBlock* b = live.apply(e, site, index++, 0);
     if (e.kind == EventKind::View && e.storage) {
@@ -33,7 +34,7 @@ MemoryAt memory_at(const profiler::TraceReader& trace, std::uint64_t time_ns) {
     } else if (e.kind == EventKind::FreeRequested && b && b->storage) {
       views.erase(b->storage);
     }
-  });
+  }, until);
   const auto& names = trace.header().devices;
   for (std::size_t i = 0; i < live.device_count(); ++i) {
     auto d = static_cast<std::uint8_t>(i);

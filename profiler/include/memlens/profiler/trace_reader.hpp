@@ -35,8 +35,11 @@ class TraceReader {
   // Every readable events chunk, in file order.
   std::vector<ChunkInfo> chunks() const;
   // Calls `visit` for every event, in order. A chunk that does not decode ends this pass
-  // and every later one there; problem() then says where.
-  void for_each(const std::function<void(const Event&)>& visit) const;
+  // and every later one there; problem() then says where. With `until_ns` (a time of the
+  // trace's clock), chunks that start after it are not read: a visit to the start of a
+  // long trace costs what that start holds (the last chunk read may pass it; the caller
+  // skips those events).
+  void for_each(const std::function<void(const Event&)>& visit, std::uint64_t until_ns = UINT64_MAX) const;
   // The events of one chunk (random access for a viewer's time window).
   std::vector<Event> read_chunk(std::size_t i) const;
 
