@@ -3,7 +3,7 @@
 // section 4): the peak depends on the micro-batch, not on the effective batch, so
 // `--batch 64 --accumulate 4` peaks well below `--batch 256` for the same update.
 //
-//   mlp_classifier [--steps N] [--batch B] [--accumulate K] [--hidden H]
+//   mlp_classifier [--steps N] [--batch B] [--accumulate K] [--hidden H] [--classes C]
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -16,7 +16,7 @@
 using namespace memlens;
 
 int main(int argc, char** argv) try {
-  int steps = 20, batch = 64, accumulate = 1, hidden = 1024;
+  int steps = 20, batch = 64, accumulate = 1, hidden = 1024, num_classes = 4;
   for (int i = 1; i + 1 < argc; i += 2) {
     std::string flag = argv[i];
     int v = std::atoi(argv[i + 1]);
@@ -24,10 +24,12 @@ int main(int argc, char** argv) try {
     else if (flag == "--batch") batch = v;
     else if (flag == "--accumulate") accumulate = v;
     else if (flag == "--hidden") hidden = v;
-    else throw std::invalid_argument("unknown option " + flag + " (expected --steps, --batch, --accumulate, --hidden)");
+    else if (flag == "--classes") num_classes = v;
+    else throw std::invalid_argument("unknown option " + flag + " (expected --steps, --batch, --accumulate, --hidden, --classes)");
   }
-  if (steps < 1 || batch < 1 || accumulate < 1 || hidden < 1) throw std::invalid_argument("options must be positive");
-  const std::int64_t features = 32, classes = 4, samples = 4096;
+  if (steps < 1 || batch < 1 || accumulate < 1 || hidden < 1 || num_classes < 2)
+    throw std::invalid_argument("options must be positive (and at least 2 classes)");
+  const std::int64_t features = 32, classes = num_classes, samples = 4096;
   manual_seed(0);
   Device dev("cuda");
 

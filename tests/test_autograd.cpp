@@ -98,6 +98,7 @@ TEST_CASE("finite-difference gradients through views and copies") {
       {"index", [](auto& v) { return I(v, 0).index({Slice(1), None, -1}).pow(2).sum(); }, {r({3, 4})}},
       {"diagonal", [](auto& v) { return I(v, 0).diagonal().pow(2).sum(); }, {r({3, 3})}},
       {"index_select", [](auto& v) { return I(v, 0).index_select(0, tensor({2, 0, 2}, kInt64)).pow(2).sum(); }, {r({3, 4})}},
+      {"gather", [](auto& v) { return I(v, 0).gather(1, tensor({0, 2, 2, 1, 3, 3}, kInt64).view({3, 2})).pow(2).sum(); }, {r({3, 4})}},
       {"masked_select", [](auto& v) { return I(v, 0).masked_select(I(v, 0) > 0).pow(2).sum(); }, {r({3, 4})}},
       {"cat", [](auto& v) { return cat({I(v, 0), I(v, 1) * 2}, 1).pow(2).sum(); }, {r({2, 2}), r({2, 3})}},
       {"clone contiguous", [](auto& v) { return I(v, 0).t().contiguous().clone().pow(2).sum(); }, {r({2, 3})}},

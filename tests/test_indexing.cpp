@@ -18,6 +18,21 @@ TEST_CASE("index_select copies the chosen rows or columns") {
   CHECK_THROWS_WITH(a.index_select(0, tensor({1})), "index_select(): Expected dtype int64 for index but got float");
 }
 
+TEST_CASE("gather picks along a dim, as PyTorch's gather, and refuses what PyTorch refuses") {
+  Tensor a = arange(12).view({3, 4});  // [[0 1 2 3] [4 5 6 7] [8 9 10 11]]
+  CHECK(a.gather(1, tensor({3, 0, 1, 1, 2, 0}, kInt64).view({3, 2})).toString() ==
+        "tensor([[ 3,  0],\n        [ 5,  5],\n        [10,  8]])");
+  CHECK(a.gather(0, tensor({2, 0, 1, 2}, kInt64).view({1, 4})).toString() == "tensor([[ 8,  1,  6, 11]])");
+  // Non-contiguous input: the transpose's rows are a's columns.
+  CHECK(a.t().gather(1, tensor({0, 2}, kInt64).view({2, 1})).toString() == "tensor([[0],\n        [9]])");
+  CHECK_THROWS_WITH(a.gather(1, tensor({4}, kInt64).view({1, 1})), "gather(): index 4 is out of bounds for dimension 1 with size 4");
+  CHECK_THROWS_WITH(a.gather(1, tensor({-1}, kInt64).view({1, 1})), "gather(): index -1 is out of bounds for dimension 1 with size 4");
+  CHECK_THROWS_WITH(a.gather(1, tensor({1}, kInt64)),
+                    "gather(): Index tensor must have the same number of dimensions as input tensor (1 vs 2)");
+  CHECK_THROWS_WITH(a.gather(1, tensor({1.0}).view({1, 1})), "gather(): Expected dtype int64 for index but got float");
+  CHECK_THROWS_AS(a.gather(1, zeros({4, 1}, kInt64)), IndexError);  // 4 rows where a has 3
+}
+
 TEST_CASE("masked_select returns the selected elements as 1-D") {
   Tensor a = arange(6).view({2, 3});
   CHECK(a.masked_select(a > 2).toString() == "tensor([3, 4, 5])");

@@ -34,6 +34,14 @@ const nlohmann::json& sim(const nlohmann::json& t) {
 
 }  // namespace
 
+TEST_CASE("mlp_classifier: a loss over many classes raises no finding (the library builds no one-hot)", "[samples]") {
+  // 64 x 100 classes: a one-hot of the targets would be 6,400 elements from a 64-element
+  // input, a broadcast finding at the user's loss line for what the library did.
+  auto r = report_of("mlp_classifier", "--batch 64 --classes 100 --steps 3");
+  CHECK(r["findings"].empty());
+  CHECK(r["broadcast"]["findings"].empty());
+}
+
 TEST_CASE("mlp_classifier: the peak follows the micro-batch, not the effective batch", "[samples]") {
   auto big = report_of("mlp_classifier", "--batch 256 --accumulate 1");
   auto micro = report_of("mlp_classifier", "--batch 64 --accumulate 4");

@@ -126,6 +126,93 @@ Tensor Tensor::index_select(std::int64_t d, const Tensor& index) const {
   return out;
 }
 
+namespace {
+
+// Calls f(k, coordinates) for every element of a contiguous tensor of `shape`, in order.
+template <class F>
+void for_each_coordinate(const Shape& shape, F&& f) {
+  const std::int64_t n = numel_of(shape);
+  Shape at(shape.size(), 0);
+  for (std::int64_t k = 0; k < n; ++k) {
+    f(k, at);
+    for (std::size_t d = at.size(); d-- > 0;) {  // the next coordinates, last dim fastest
+      if (++at[static_cast<std::size_t>(d)] < shape[d]) break;
+      at[d] = 0;
+    }
+  }
+}
+
+// Where gather's k-th index element points in a tensor of `strides`: its own coordinates,
+// with the index value along `dim`.
+std::int64_t gathered_at(const Shape& at, std::int64_t dim, std::int64_t i, const Shape& strides) {
+  std::int64_t pos = 0;
+  for (std::size_t d = 0; d < at.size(); ++d) pos += (static_cast<std::int64_t>(d) == dim ? i : at[d]) * strides[d];
+  return pos;
+}
+
+std::int64_t offset_of(const Shape& at, const Shape& strides) {
+  std::int64_t pos = 0;
+  for (std::size_t d = 0; d < at.size(); ++d) pos += at[d] * strides[d];
+  return pos;
+}
+
+}  // namespace
+
+Tensor Tensor::gather(std::int64_t d, const Tensor& index) const {
+  MEMLENS_API_ENTRY();
+  check_same_device(*this, index, "gather");
+  if (index.dtype() != kInt64)
+    throw TypeError("gather(): Expected dtype int64 for index but got " + std::string(type_name(index.dtype())));
+  if (index.dim() != dim())
+    throw IndexError("gather(): Index tensor must have the same number of dimensions as input tensor (" +
+                     std::to_string(index.dim()) + " vs " + std::to_string(dim()) + ")");
+  d = wrap_dim(d, dim());
+  for (std::int64_t k = 0; k < dim(); ++k)
+    if (k != d && index.size(k) > size(k))
+      throw IndexError("gather(): Size does not match at dimension " + std::to_string(k) + " expected index " +
+                       shape_str(index.sizes()) + " to be smaller than self " + shape_str(sizes()) + " apart from dimension " +
+                       std::to_string(d));
+  const std::int64_t n = size(d);
+  // Strided reads: neither the input nor the index is copied to make it contiguous (a
+  // copy here would be the library's, charged to the caller's line).
+  const auto* ip = static_cast<const std::int64_t*>(index.raw_data());
+  for_each_coordinate(index.sizes(), [&](std::int64_t, const Shape& at) {
+    std::int64_t i = ip[offset_of(at, index.strides())];
+    if (i < 0 || i >= n)
+      throw IndexError("gather(): index " + std::to_string(i) + " is out of bounds for dimension " + std::to_string(d) +
+                       " with size " + std::to_string(n));
+  });
+  OpTrace trace;
+  Tensor out = make_tensor(index.sizes(), dtype(), device());
+  dispatch(dtype(), [&](auto t) {
+    using T = decltype(t);
+    const T* src = static_cast<const T*>(raw_data());
+    T* o = static_cast<T*>(out.raw_data());
+    for_each_coordinate(index.sizes(), [&](std::int64_t k, const Shape& at) {
+      o[k] = src[gathered_at(at, d, ip[offset_of(at, index.strides())], strides())];
+    });
+  });
+  trace.done("gather", {this, &index}, out);
+  autograd::record(out, "GatherBackward0", {*this}, [in = sizes(), d, index](const Tensor& g, const Node&) {
+    // Scatter-add into a fresh gradient: an element picked twice gets both.
+    Tensor gi = zeros(in, TensorOptions(g.dtype()).device(g.device()));
+    const Shape gi_strides = contiguous_strides(in);
+    const auto* ip = static_cast<const std::int64_t*>(index.raw_data());
+    dispatch(g.dtype(), [&](auto t) {
+      using T = decltype(t);
+      if constexpr (!std::is_same_v<T, bool>) {
+        const T* gp = static_cast<const T*>(g.raw_data());
+        T* dst = static_cast<T*>(gi.raw_data());
+        for_each_coordinate(index.sizes(), [&](std::int64_t, const Shape& at) {
+          dst[gathered_at(at, d, ip[offset_of(at, index.strides())], gi_strides)] += gp[offset_of(at, g.strides())];
+        });
+      }
+    });
+    return Grads{gi};
+  });
+  return out;
+}
+
 Tensor Tensor::masked_select(const Tensor& mask) const {
   MEMLENS_API_ENTRY();
   check_same_device(*this, mask, "masked_select");

@@ -121,9 +121,10 @@ Tensor CrossEntropyLoss::operator()(const Tensor& logits, const Tensor& target) 
       throw IndexError("CrossEntropyLoss: Target " + std::to_string(lo < 0 ? lo : hi) + " is out of bounds (" +
                        std::to_string(classes) + " classes).");
   }
+  // The target's log-probability picked from each row, as PyTorch's nll_loss does: no
+  // batch-by-classes one-hot is ever built.
   Tensor logp = log_softmax(logits, 1);
-  Tensor onehot = arange(classes, TensorOptions(kInt64).device(logits.device())).unsqueeze(0).eq(target.unsqueeze(1));
-  return -(logp * onehot.to(logp.dtype())).sum() / static_cast<double>(logits.size(0));
+  return -logp.gather(1, target.unsqueeze(1)).sum() / static_cast<double>(logits.size(0));
 }
 
 }  // namespace memlens::nn

@@ -155,6 +155,10 @@ class Tensor {
 
   // --- indexing ops (copy)
   Tensor index_select(std::int64_t dim, const Tensor& index) const;
+  // out[i][j] = self[i][index[i][j]] for dim 1 (PyTorch's gather): index has self's
+  // number of dims and is no larger in the others. One pass over raw memory each way, so
+  // a loss that picks one logit per row costs one small tensor, not a row of ops.
+  Tensor gather(std::int64_t dim, const Tensor& index) const;
   Tensor masked_select(const Tensor& mask) const;
   Tensor& index_put_(const std::vector<TensorIndex>& idx, const Tensor& value);
   Tensor& index_put_(const std::vector<TensorIndex>& idx, Scalar value);
