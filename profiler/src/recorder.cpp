@@ -1,5 +1,6 @@
 #include "memlens/profiler/recorder.hpp"
 
+#include <dlfcn.h>
 #include <unistd.h>
 
 #include <pthread.h>
@@ -601,6 +602,8 @@ Recorder& recorder() {
   return *r;
 }
 
+bool autostarted = false;  // MEMLENS_TRACE started this recording
+
 // MEMLENS_TRACE=path records the whole program.
 struct Autostart {
   Autostart() {
@@ -612,12 +615,31 @@ struct Autostart {
     if (const char* depth = std::getenv("MEMLENS_STACK_DEPTH")) options.stack_depth = std::atoi(depth);
     try {
       profiler::start(path, options);
+      autostarted = true;
     } catch (const std::exception& e) {
       std::cerr << "memlens: cannot record: " << e.what() << "\n";
     }
   }
   ~Autostart() { profiler::stop(); }
 } autostart;
+
+// A training program's run ends when main returns. Static destruction comes after it, and
+// statics made during main (a function-local cache of tensors) are destroyed before this
+// file's own: were they recorded, memory held until teardown would look freed, and its
+// leak missed. So a recording MEMLENS_TRACE started stops right as main returns.
+using MainFunction = int (*)(int, char**, char**);
+MainFunction user_main = nullptr;
+
+// main is called as the C library calls it, with three arguments whatever its own
+// declaration says: UBSan's function-type check would flag `int main(int, char**)`.
+#if defined(__clang__)
+__attribute__((no_sanitize("function")))
+#endif
+int main_then_stop(int argc, char** argv, char** envp) {
+  int status = user_main(argc, argv, envp);
+  if (autostarted) profiler::stop();
+  return status;
+}
 
 }  // namespace
 
@@ -635,6 +657,16 @@ Scope::~Scope() { recorder().mark(EventKind::ScopeEnd, name_, 0); }
 void step() { recorder().mark(EventKind::Step, nullptr, recorder().next_step()); }
 
 }  // namespace memlens::profiler
+
+// The C runtime's entry to main, in the program the recorder is linked into: it calls the
+// C library's own with main wrapped (glibc; _start binds to the executable's definition).
+extern "C" int __libc_start_main(memlens::profiler::MainFunction main, int argc, char** argv, void (*init)(), void (*fini)(),
+                                 void (*rtld_fini)(), void* stack_end) {
+  using Real = int (*)(memlens::profiler::MainFunction, int, char**, void (*)(), void (*)(), void (*)(), void*);
+  auto real = reinterpret_cast<Real>(dlsym(RTLD_NEXT, "__libc_start_main"));
+  memlens::profiler::user_main = main;
+  return real(memlens::profiler::main_then_stop, argc, argv, init, fini, rtld_fini, stack_end);
+}
 
 // Referenced by the link options of memlens::recorder so the autostart object is always linked.
 extern "C" {
