@@ -213,10 +213,8 @@ struct ImportCommand {
   int run() const {
     if (output == "-") throw UsageError("import: -o must name a file (a trace is binary)");
     OutputFile out(output, {file}, "-o");
-    snapshot::SnapshotEncoding encoding;
     snapshot::ImportSummary sum;
     try {
-      encoding = snapshot::sniff_snapshot_file(file);
       sum = snapshot::import_snapshot_file(file, out.write_path(), options);
     } catch (const snapshot::SnapshotError& e) {
       throw UsageError(e.what());
@@ -225,7 +223,7 @@ struct ImportCommand {
     std::error_code ec;
     auto size = std::filesystem::file_size(output, ec);
     std::printf("memlens: imported %s (%s, %llu trace entries, %llu device%s) to %s: %llu events, %s\n", file.c_str(),
-                encoding == snapshot::SnapshotEncoding::Pickle ? "pickle" : "JSON",
+                sum.encoding == snapshot::SnapshotEncoding::Pickle ? "pickle" : "JSON",
                 static_cast<unsigned long long>(sum.entries), static_cast<unsigned long long>(sum.devices),
                 sum.devices == 1 ? "" : "s", output.c_str(), static_cast<unsigned long long>(sum.events),
                 bytes_text(ec ? 0 : size).c_str());
@@ -269,15 +267,9 @@ struct HistoryCommand {
     if (format == "svg") emit(out, history_svg(runs));
     else if (format == "html")
       emit(out, "<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>memlens history</title></head><body>\n" +
-                    history_svg(runs) + "<pre>" + html_escape(history_text(runs)) + "</pre>\n</body></html>\n");
+                    history_svg(runs) + "<pre>" + xml_escape(history_text(runs)) + "</pre>\n</body></html>\n");
     else emit(out, history_text(runs));
     return kOk;
-  }
-
-  static std::string html_escape(const std::string& s) {
-    std::string out;
-    for (char c : s) out += c == '<' ? "&lt;" : c == '>' ? "&gt;" : c == '&' ? "&amp;" : std::string(1, c);
-    return out;
   }
 };
 

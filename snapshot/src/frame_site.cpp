@@ -1,5 +1,7 @@
 #include "frame_site.hpp"
 
+#include <fnmatch.h>
+
 #include <cctype>
 
 namespace memlens::snapshot {
@@ -25,26 +27,10 @@ std::string autograd_node(std::string_view function) {
   return function.find("torch::autograd::Engine::", ns) != std::string_view::npos ? "engine" : "";
 }
 
-bool glob_match(std::string_view p, std::string_view t) {
-  // Iterative with one backtrack point: linear in practice, never exponential.
-  std::size_t pi = 0, ti = 0, star = std::string_view::npos, mark = 0;
-  while (ti < t.size()) {
-    if (pi < p.size() && (p[pi] == '?' || p[pi] == t[ti])) {
-      ++pi, ++ti;
-    } else if (pi < p.size() && p[pi] == '*') {
-      star = pi++, mark = ti;
-    } else if (star != std::string_view::npos) {
-      pi = star + 1, ti = ++mark;
-    } else {
-      return false;
-    }
-  }
-  while (pi < p.size() && p[pi] == '*') ++pi;
-  return pi == p.size();
-}
+bool glob_match(const std::string& pattern, const std::string& text) { return fnmatch(pattern.c_str(), text.c_str(), 0) == 0; }
 
-bool frame_matches(std::string_view pattern, std::string_view file, std::string_view function) {
-  if (glob_match(pattern, function)) return true;
+bool frame_matches(const std::string& pattern, std::string_view file, std::string_view function) {
+  if (glob_match(pattern, std::string(function))) return true;
   auto slash = file.rfind('/');
   std::string_view stem = file.substr(slash == std::string_view::npos ? 0 : slash + 1);
   if (stem.ends_with(".py")) stem.remove_suffix(3);

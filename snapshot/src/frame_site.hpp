@@ -17,9 +17,9 @@ std::string autograd_node(std::string_view function);
 
 // Whether a Python frame matches a --step-at glob: its function ("step") or its file stem
 // and function ("optimizers.step").
-bool frame_matches(std::string_view pattern, std::string_view file, std::string_view function);
+bool frame_matches(const std::string& pattern, std::string_view file, std::string_view function);
 
-// fnmatch-style glob: '*' any run, '?' one character.
-bool glob_match(std::string_view pattern, std::string_view text);
+// A shell glob ('*' any run, '?' one character, '[...]' a set), by the C library's fnmatch.
+bool glob_match(const std::string& pattern, const std::string& text);
 
 }  // namespace memlens::snapshot

@@ -587,7 +587,9 @@ ImportSummary import_snapshot(std::string_view bytes, SnapshotEncoding encoding,
   if (encoding == SnapshotEncoding::NotSnapshot) throw SnapshotError("not a PyTorch memory snapshot (neither pickle nor JSON)");
   PyDocument doc(bytes, encoding == SnapshotEncoding::Pickle ? PyDocument::Encoding::Pickle : PyDocument::Encoding::Json,
                  consumed);
-  return SnapshotImporter(doc.root(), source, options).run(trace_path);
+  ImportSummary summary = SnapshotImporter(doc.root(), source, options).run(trace_path);
+  summary.encoding = encoding;
+  return summary;
 }
 
 }  // namespace memlens::snapshot

@@ -51,6 +51,8 @@ CheckVerdict limit(std::string name, const std::string& what, std::uint64_t valu
   return v;
 }
 
+}  // namespace
+
 std::string xml_escape(const std::string& s) {
   std::string out;
   for (char c : s) {
@@ -64,8 +66,6 @@ std::string xml_escape(const std::string& s) {
   }
   return out;
 }
-
-}  // namespace
 
 Baseline make_baseline(const Report& r, const std::string& device) {
   const DeviceReport* d = pick_device(r, device);

@@ -6,8 +6,10 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <cstdlib>
 #include <ctime>
 
+#include "memlens/analysis/check.hpp"
 #include "memlens/analysis/render.hpp"
 
 namespace memlens::analysis {
@@ -55,16 +57,22 @@ std::string short_commit(const std::string& c) { return c.substr(0, 12); }
 }  // namespace
 
 HistoryRun history_run(const Report& r, const std::string& commit, const std::string& device) {
-  const DeviceReport* d = device.empty() ? r.main_device() : r.device(device);
-  if (!device.empty() && !d) throw HistoryError("the trace has no device '" + device + "'");
+  // The headline figures are a baseline's; the history adds findings and top sites.
+  Baseline b;
+  try {
+    b = make_baseline(r, device);
+  } catch (const CheckError& e) {
+    throw HistoryError(e.what());
+  }
+  const DeviceReport* d = r.device(b.device);
   HistoryRun h;
-  h.program = r.program;
+  h.program = b.program;
   h.commit = commit;
-  h.device = d ? d->name : "";
+  h.device = b.device;
   h.added_unix = static_cast<std::int64_t>(std::time(nullptr));
-  h.peak_allocated = d ? d->peak_allocated.allocated : 0;
-  h.peak_reserved = d ? d->peak_reserved.reserved : 0;
-  h.leaked_bytes = r.leaks.leaked_bytes;
+  h.peak_allocated = b.peak_allocated;
+  h.peak_reserved = b.peak_reserved;
+  h.leaked_bytes = b.leaked_bytes;
   for (const Finding& f : r.findings) ++h.findings[std::string(finding_kind_name(f.kind))];
   if (d)
     for (std::size_t i = 0; i < d->peak_allocated.by_site.size() && i < 5; ++i)
@@ -217,9 +225,9 @@ std::string history_svg(const std::vector<HistoryRun>& runs) {
     }
     const char* colour = colours[c % std::size(colours)];
     out += "<polyline fill=\"none\" stroke=\"" + std::string(colour) + "\" stroke-width=\"2\" points=\"" + points + "\"><title>" +
-           program + ": peak allocated</title></polyline>\n";
+           xml_escape(program) + ": peak allocated</title></polyline>\n";
     std::snprintf(buf, sizeof buf, "<text x=\"%d\" y=\"%d\" fill=\"%s\">%s</text>\n", left + 200 * static_cast<int>(c % 3),
-                  height - 22 + 12 * static_cast<int>(c / 3), colour, program.c_str());
+                  height - 22 + 12 * static_cast<int>(c / 3), colour, xml_escape(program).c_str());
     out += buf;
     ++c;
   }

@@ -30,6 +30,8 @@ struct RenderOptions {
 std::string render_text(const std::vector<Report>& reports, const RenderOptions& options);
 std::string render_markdown(const std::vector<Report>& reports, const RenderOptions& options);
 std::string render_json(const std::vector<Report>& reports, const RenderOptions& options);
+// Text made safe inside XML, HTML and SVG (&, <, >, "): JUnit, the history's pictures.
+std::string xml_escape(const std::string& s);
 // One self-contained HTML page (no network: inline script and canvas): the JSON report,
 // the source lines of each finding where the files can be read, and a page that draws the
 // timelines (zoom by dragging), findings and sortable peak and fragmentation tables.

@@ -18,7 +18,10 @@ struct ImportOptions {
   std::string step_at_scope;
 };
 
+enum class SnapshotEncoding : std::uint8_t { NotSnapshot, Pickle, Json };
+
 struct ImportSummary {
+  SnapshotEncoding encoding = SnapshotEncoding::NotSnapshot;  // what the input was
   std::uint64_t entries = 0;         // trace entries read, every device
   std::uint64_t events = 0;          // events written
   std::uint64_t devices = 0;         // cuda devices in the snapshot
@@ -28,7 +31,6 @@ struct ImportSummary {
   std::uint64_t skipped = 0;         // entries of actions memlens does not map
 };
 
-enum class SnapshotEncoding : std::uint8_t { NotSnapshot, Pickle, Json };
 // Recognises a snapshot from its first bytes: pickle protocol 2+ or a JSON document.
 SnapshotEncoding sniff_snapshot(std::string_view head);
 
