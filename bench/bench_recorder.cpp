@@ -21,7 +21,7 @@ std::string trace_path() { return "/tmp/memlens-bench-" + std::to_string(::getpi
 
 // ns per recorded alloc event: the marginal cost recording adds to the allocator's hot
 // path. Each iteration times 1024 allocations on the recorded sim allocator and 1024 on an
-// identical private allocator no recorder observes, each named by StorageInFlight as
+// identical private allocator no recorder observes, each owned by a storage id as
 // StorageImpl does; the difference per allocation is the event's cost (the frees, two more
 // events each, are untimed). Median over iterations, in the counter median_ns_per_event.
 //   clock:shared  the allocation happens inside a runtime call whose timestamp is already
@@ -42,13 +42,13 @@ void record_alloc_events(benchmark::State& state, int stack_depth, bool shared_c
       std::optional<instrument::ApiEntry> call;
       if (shared_clock) call.emplace(__builtin_return_address(0));
       for (std::size_t i = 0; i < kBurst; ++i) {
-        instrument::StorageInFlight naming(i + 1);
-        blocks[i] = a.allocate(512);
+        instrument::EventGroup moment;
+        blocks[i] = a.allocate(512, kDefaultStream, i + 1);
       }
     }
     auto t1 = std::chrono::steady_clock::now();
     for (std::size_t i = 0; i < kBurst; ++i) {
-      instrument::StorageInFlight naming(i + 1);
+      instrument::EventGroup moment;
       a.deallocate(blocks[i]);
     }
     return std::chrono::duration<double, std::nano>(t1 - t0).count();

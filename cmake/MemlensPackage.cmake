@@ -3,7 +3,7 @@
 # memlens::recorder, ...), a version file, memlens.pc for pkg-config, and a .deb by CPack.
 include(CMakePackageConfigHelpers)
 
-set(_memlens_libraries memlens_common:common memlens_runtime:runtime memlens_trace:trace memlens_recorder:recorder
+set(_memlens_libraries memlens_common:common memlens_allocator:allocator memlens_runtime:runtime memlens_trace:trace memlens_recorder:recorder
     memlens_replay:replay memlens_analysis:analysis memlens_snapshot:snapshot)
 foreach(entry IN LISTS _memlens_libraries)
   string(REPLACE ":" ";" parts "${entry}")

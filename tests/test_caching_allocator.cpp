@@ -181,7 +181,7 @@ TEST_CASE("max_split_size: oversize blocks are neither split nor used for small 
 namespace {
 // Counts what the allocator reports, by kind.
 struct CountingObserver : AllocatorObserver {
-  std::map<AllocatorEvent::Kind, int> seen;
+  std::map<EventKind, int> seen;
   void on_event(const AllocatorEvent& e) override { ++seen[e.kind]; }
 };
 }  // namespace
@@ -206,8 +206,8 @@ TEST_CASE("OOM is staged: free the cache - retry - then a clear error") {
   f.alloc->deallocate(c);
   CHECK(f.stats().allocated_bytes.all.current == 0);
   // Every failed attempt was reported: 32 MiB failed once, 40 MiB before and after its retry.
-  using K = AllocatorEvent::Kind;
-  CHECK(counts.seen[K::SegmentAllocFailed] == 3);
+  using K = EventKind;
+  CHECK(counts.seen[K::AllocFailed] == 3);
   CHECK(counts.seen[K::AllocRetry] == 2);
   CHECK(counts.seen[K::Oom] == 1);
   CHECK(counts.seen[K::SegmentFree] == 1);

@@ -1,7 +1,7 @@
 // The real `memlens` binary on the real samples, end to end: record, report, check,
 // baseline, diff, export, replay, the CMake helper, and bad input.
 #include <filesystem>
-#include <memlens/runtime/memory.hpp>
+#include <memlens/common/byte_text.hpp>
 
 #include "memlens_cli.hpp"
 

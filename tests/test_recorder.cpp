@@ -8,6 +8,7 @@
 #include <memlens/profiler/recorder.hpp>
 #include <memlens/profiler/trace_reader.hpp>
 #include <memlens/runtime.hpp>
+#include <memlens/runtime/instrument.hpp>
 #include <nlohmann/json.hpp>
 #include <sstream>
 #include <fstream>

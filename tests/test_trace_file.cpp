@@ -106,6 +106,9 @@ std::vector<Event> one_of_each(std::uint32_t site) {
   e = make(EventKind::SegmentFree);
   e.address = 0x7f0000000000, e.size = 2 << 20, e.stream = 2;
   v.push_back(e);
+  e = make(EventKind::AllocRetry);
+  e.size = 4 << 20, e.requested = 3 << 20, e.stream = 2, e.sub = 1, e.site = site;
+  v.push_back(e);
   return v;
 }
 
@@ -157,15 +160,15 @@ TEST_CASE("every event kind round-trips field by field") {
     INFO("event " << i << " " << kind_name(written[i].kind));
     CHECK(read[i] == written[i]);
   }
-  CHECK(r.footer_totals()->events == 14);
+  CHECK(r.footer_totals()->events == 15);
   CHECK(*r.footer_totals() == r.totals());
-  for (int k = 1; k <= kEventKindCount; ++k) CHECK(r.totals().by_kind[static_cast<std::size_t>(k)] == 1);
+  for (std::size_t k = 1; k <= kEventKindCount; ++k) CHECK(r.totals().by_kind[k] == 1);
   CHECK(r.string(1) == "add");
   CHECK(r.string(2) == "forward");
   CHECK(r.site_location(read[1].site) == "samples/linear_regression.cpp:31");
   CHECK(r.site(read[1].site).function == "main");
-  CHECK(r.chunks().size() == 3);  // 14 events, 5 per chunk
-  CHECK(r.read_chunk(2).size() == 4);
+  CHECK(r.chunks().size() == 3);  // 15 events, 5 per chunk
+  CHECK(r.read_chunk(2).size() == 5);
   CHECK(r.read_chunk(1).front() == written[5]);
   CHECK_THROWS_WITH(r.read_chunk(3), "chunk 3 out of range (3 chunks)");
   std::remove(path.c_str());

@@ -23,7 +23,6 @@
 #include "memlens/analysis/render.hpp"
 #include "memlens/analysis/replay_trace.hpp"
 #include "memlens/profiler/export.hpp"
-#include "memlens/runtime/memory_source.hpp"
 #include "memlens/snapshot/py_document.hpp"
 #include "memlens/snapshot/recording.hpp"
 #include "record.hpp"

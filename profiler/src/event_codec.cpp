@@ -114,6 +114,9 @@ void fields(IO& io, Event& e) {
     case K::Category:
       io.u(e.storage), io.small(e.sub);
       break;
+    case K::AllocRetry:
+      io.u(e.size), io.u(e.requested), io.small(e.stream), io.small(e.sub), io.small(e.site);
+      break;
   }
 }
 
@@ -135,7 +138,7 @@ void decode(Input& in, DeltaState& st, Event& e) {
   fields(clear, e);  // the previous event's fields, so `e` reads as a fresh Event
   e.kind = EventKind::Step;
   std::uint64_t kind = in.varint();
-  if (kind < 1 || kind > kEventKindCount) throw TraceError("unknown event kind " + std::to_string(kind));
+  if (!is_event_kind(kind)) throw TraceError("unknown event kind " + std::to_string(kind));
   e.kind = static_cast<EventKind>(kind);
   e.time_ns = st.time + in.varint();
   st.time = e.time_ns;

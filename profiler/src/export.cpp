@@ -3,6 +3,8 @@
 #include <map>
 #include <nlohmann/json.hpp>
 
+#include "memlens/common/scalar_type.hpp"
+
 namespace memlens::profiler {
 
 namespace {
@@ -119,6 +121,9 @@ void export_json_events(const TraceReader& r, std::ostream& out) {
       case EventKind::Step: j["step"] = e.step; break;
       case EventKind::Category:
         j.update({{"storage", e.storage}, {"category", category_name(static_cast<Category>(e.sub))}});
+        break;
+      case EventKind::AllocRetry:
+        j.update({{"requested", e.requested}, {"size", e.size}, {"stream", e.stream}, {"pool", e.sub ? "large" : "small"}});
         break;
     }
     if (e.site) j["site"] = r.site_location(e.site);

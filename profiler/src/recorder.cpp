@@ -115,21 +115,6 @@ const std::uint64_t* get_dims(const std::uint64_t* w, ShapeRecord& r) {
   return w;
 }
 
-EventKind traced_kind(AllocatorEvent::Kind k) {
-  using K = AllocatorEvent::Kind;
-  switch (k) {
-    case K::SegmentAlloc: return EventKind::SegmentAlloc;
-    case K::SegmentFree: return EventKind::SegmentFree;
-    case K::Alloc: return EventKind::Alloc;
-    case K::FreeRequested: return EventKind::FreeRequested;
-    case K::FreeCompleted: return EventKind::FreeCompleted;
-    case K::SegmentAllocFailed: return EventKind::AllocFailed;
-    case K::Oom: return EventKind::Oom;
-    case K::AllocRetry: break;  // retries are counted by the statistics, not traced
-  }
-  return EventKind{};
-}
-
 class Recorder final : public instrument::Sink {
  public:
   // Allocator events of one device, tagged with its index.
@@ -169,17 +154,17 @@ class Recorder final : public instrument::Sink {
     // Memory allocated before recording began is not a ghost: describe it first.
     for (auto [alloc, dev] : {std::pair{&cpu, std::uint8_t{0}}, {&sim, std::uint8_t{1}}}) {
       for (const auto& seg : alloc->snapshot()) {
-        AllocatorEvent e{AllocatorEvent::Kind::SegmentAlloc};
+        AllocatorEvent e{EventKind::SegmentAlloc};
         e.pool = seg.pool, e.address = seg.address, e.size = static_cast<std::int64_t>(seg.size);
         e.stream = seg.stream;
-        record_allocator(dev, EventKind::SegmentAlloc, e, 0, nullptr, false);
+        record_allocator(dev, EventKind::SegmentAlloc, e, nullptr, false);
         for (const auto& blk : seg.blocks) {
           if (blk.state != BlockSnapshot::State::Allocated) continue;
-          AllocatorEvent a{AllocatorEvent::Kind::Alloc};
+          AllocatorEvent a{EventKind::Alloc};
           a.pool = seg.pool, a.address = blk.address, a.segment = seg.address;
           a.size = static_cast<std::int64_t>(blk.size), a.requested = static_cast<std::int64_t>(blk.requested);
           a.stream = seg.stream;
-          record_allocator(dev, EventKind::Alloc, a, 0, nullptr, false);
+          record_allocator(dev, EventKind::Alloc, a, nullptr, false);
         }
       }
     }
@@ -225,10 +210,7 @@ class Recorder final : public instrument::Sink {
   // docs/architecture.md, "Recording"); decode() reads them back on the writer thread.
 
   void on_allocator(std::uint8_t device, const AllocatorEvent& a) {
-    EventKind kind = traced_kind(a.kind);
-    if (kind == EventKind{}) return;
-    bool block = kind == EventKind::Alloc || kind == EventKind::FreeRequested;
-    record_allocator(device, kind, a, block ? instrument::storage_in_flight() : 0, instrument::current_site(), true);
+    record_allocator(device, a.kind, a, instrument::current_site(), true);
   }
 
   void on_view(std::uint64_t tensor, std::uint64_t storage, const Device& d, instrument::ViewKind kind, ScalarType dtype,
@@ -330,22 +312,21 @@ class Recorder final : public instrument::Sink {
   }
 
  private:
-  void record_allocator(std::uint8_t device, EventKind kind, const AllocatorEvent& a, std::uint64_t storage,
-                        const void* site, bool may_stack) {
+  void record_allocator(std::uint8_t device, EventKind kind, const AllocatorEvent& a, const void* site, bool may_stack) {
     ThreadRing& ring = local();
     bool failure = kind == EventKind::AllocFailed || kind == EventKind::Oom;
     bool wants_stack = may_stack && stack_depth_ && (kind == EventKind::Alloc || failure);
     std::size_t n = failure ? 12 : 9;
     std::uint64_t* w = reserve(ring, n + (wants_stack ? static_cast<std::size_t>(stack_depth_) : 0));
     int depth = wants_stack ? frame_pointer_backtrace(w + n, stack_depth_) : 0;
-    bool segment = kind == EventKind::SegmentAlloc || kind == EventKind::SegmentFree;
-    // Segment events carry the pool; an Alloc's category comes later, by Category events.
-    w[0] = RecordHeader{static_cast<std::uint8_t>(kind), device, segment && a.pool == Pool::Large, 0,
+    bool pooled = kind == EventKind::SegmentAlloc || kind == EventKind::SegmentFree || kind == EventKind::AllocRetry;
+    // Segment and retry events carry the pool; an Alloc's category comes later, by Category events.
+    w[0] = RecordHeader{static_cast<std::uint8_t>(kind), device, pooled && a.pool == Pool::Large, 0,
                         static_cast<std::uint16_t>(n + static_cast<std::size_t>(depth)),
                         static_cast<std::uint16_t>(depth)}.pack();
     w[1] = stamp(ring);
     w[2] = a.address, w[3] = static_cast<std::uint64_t>(a.size), w[4] = static_cast<std::uint64_t>(a.requested);
-    w[5] = a.segment, w[6] = storage, w[7] = reinterpret_cast<std::uint64_t>(site);
+    w[5] = a.segment, w[6] = a.storage, w[7] = reinterpret_cast<std::uint64_t>(site);
     w[8] = static_cast<std::uint64_t>(static_cast<std::int64_t>(a.stream));
     if (failure) {
       w[9] = static_cast<std::uint64_t>(a.device_free), w[10] = static_cast<std::uint64_t>(a.reserved);
@@ -371,7 +352,7 @@ class Recorder final : public instrument::Sink {
     switch (e.kind) {
       case EventKind::SegmentAlloc: case EventKind::SegmentFree: case EventKind::Alloc:
       case EventKind::FreeRequested: case EventKind::FreeCompleted: case EventKind::AllocFailed:
-      case EventKind::Oom: {
+      case EventKind::Oom: case EventKind::AllocRetry: {
         e.address = w[2], e.size = w[3], e.requested = w[4], e.address2 = w[5], e.storage = w[6];
         d.site = reinterpret_cast<const void*>(w[7]);
         e.stream = static_cast<std::int32_t>(static_cast<std::int64_t>(w[8]));

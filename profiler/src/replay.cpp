@@ -35,9 +35,9 @@ std::uint64_t parse_id(const std::string& text, const std::string& where) {
 class OomLog final : public AllocatorObserver {
  public:
   void on_event(const AllocatorEvent& e) override {
-    if (e.kind == AllocatorEvent::Kind::Oom) last = e;
+    if (e.kind == EventKind::Oom) last = e;
   }
-  AllocatorEvent last{AllocatorEvent::Kind::Oom};
+  AllocatorEvent last{EventKind::Oom};
 };
 
 }  // namespace

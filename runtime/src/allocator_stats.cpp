@@ -37,7 +37,7 @@ std::map<std::string, std::int64_t> AllocatorStats::as_map() const {
 }
 
 void StatsObserver::on_event(const AllocatorEvent& e) {
-  using K = AllocatorEvent::Kind;
+  using K = EventKind;
   auto& s = stats_;
   switch (e.kind) {
     case K::SegmentAlloc:
@@ -71,7 +71,8 @@ void StatsObserver::on_event(const AllocatorEvent& e) {
       if (e.split_bytes) s.inactive_split_bytes.update(e.pool, e.split_bytes);
       break;
     case K::AllocRetry: ++s.num_alloc_retries; break;
-    case K::SegmentAllocFailed: break;
+    case K::AllocFailed: break;
+    default: break;  // the kinds of tensors, not of allocators
     case K::Oom: ++s.num_ooms; break;
   }
 }

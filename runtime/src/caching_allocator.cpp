@@ -4,19 +4,21 @@
 
 #include <algorithm>
 #include <bit>
+#include <utility>
 
 #include "memlens/runtime/errors.hpp"
 #include "memlens/runtime/memory.hpp"
 
 namespace memlens {
 
-using Kind = AllocatorEvent::Kind;
+using Kind = EventKind;
 
 struct CachingAllocator::Block {
   Block(std::size_t size, StreamId stream, char* ptr, BlockPool* pool, Expandable* expandable = nullptr)
       : size(size), stream(stream), ptr(ptr), pool(pool), expandable(expandable) {}
   std::size_t size;
   std::size_t requested = 0;
+  std::uint64_t owner = 0;  // the storage it was handed to
   StreamId stream;
   char* ptr;
   BlockPool* pool;
@@ -136,7 +138,7 @@ std::size_t CachingAllocator::allocation_size(std::size_t rounded) {
 
 // ---- allocation
 
-void* CachingAllocator::allocate(std::size_t bytes, StreamId stream) {
+void* CachingAllocator::allocate(std::size_t bytes, StreamId stream, std::uint64_t owner) {
   std::lock_guard lock(mu_);
   process_events();
   std::size_t size = round_size(bytes);
@@ -181,12 +183,13 @@ void* CachingAllocator::allocate(std::size_t bytes, StreamId stream) {
   }
   b->allocated = true;
   b->requested = bytes;
+  b->owner = owner;
   active_.emplace(b->ptr, b);
   notify({.kind = Kind::Alloc, .pool = r.pool->kind, .address = b->address(),
           .segment = reinterpret_cast<std::uintptr_t>(b->segment),
           .size = static_cast<std::int64_t>(b->size),
-          .requested = static_cast<std::int64_t>(bytes), .split_count = split_count, .split_bytes = split_bytes,
-          .stream = stream});
+          .requested = static_cast<std::int64_t>(bytes), .storage = owner, .split_count = split_count,
+          .split_bytes = split_bytes, .stream = stream});
   return b->ptr;
 }
 
@@ -214,7 +217,7 @@ bool CachingAllocator::alloc_segment(const Request& r) {
   std::size_t size = allocation_size(r.size);
   void* p = source_->acquire(size);
   if (!p) {
-    notify({.kind = Kind::SegmentAllocFailed, .pool = r.pool->kind, .size = static_cast<std::int64_t>(size),
+    notify({.kind = Kind::AllocFailed, .pool = r.pool->kind, .size = static_cast<std::int64_t>(size),
             .requested = static_cast<std::int64_t>(r.requested), .stream = r.stream});
     return false;
   }
@@ -242,7 +245,7 @@ bool CachingAllocator::grow_expandable(const Request& r) {
   std::size_t have = tail ? tail->size : 0;
   std::size_t grow = (r.size - have + kPageSize - 1) / kPageSize * kPageSize;
   if (seg->mapped + grow > seg->reserved || !source_->map(seg->base + seg->mapped, grow)) {
-    notify({.kind = Kind::SegmentAllocFailed, .pool = r.pool->kind, .size = static_cast<std::int64_t>(grow),
+    notify({.kind = Kind::AllocFailed, .pool = r.pool->kind, .size = static_cast<std::int64_t>(grow),
             .requested = static_cast<std::int64_t>(r.requested), .stream = r.stream});
     return false;
   }
@@ -348,7 +351,7 @@ void CachingAllocator::deallocate(void* ptr) {
   b->allocated = false;
   notify({.kind = Kind::FreeRequested, .pool = b->pool->kind, .address = b->address(),
           .size = static_cast<std::int64_t>(b->size), .requested = static_cast<std::int64_t>(b->requested),
-          .stream = b->stream});
+          .storage = b->owner, .stream = b->stream});
   if (!b->stream_uses.empty()) {
     // Other streams may still read it: wait for their recorded work (insert_events).
     for (StreamId s : b->stream_uses) {
@@ -394,6 +397,7 @@ void CachingAllocator::free_block(Block* b) {
       split_bytes -= static_cast<std::int64_t>(subsumed);
     }
   }
+  std::uint64_t owner = std::exchange(b->owner, 0);
   b->requested = 0;
   pool_insert(b->pool, b);
   if (b->is_split()) {
@@ -402,7 +406,7 @@ void CachingAllocator::free_block(Block* b) {
   }
   if (b->expandable) split_blocks = split_bytes = 0;
   notify({.kind = Kind::FreeCompleted, .pool = b->pool->kind, .address = b->address(), .size = original,
-          .split_count = split_blocks, .split_bytes = split_bytes, .stream = b->stream});
+          .storage = owner, .split_count = split_blocks, .split_bytes = split_bytes, .stream = b->stream});
 }
 
 std::size_t CachingAllocator::try_merge(Block* dst, Block* src) {

@@ -18,7 +18,7 @@ DirectAllocator::~DirectAllocator() {
   for (auto& [p, b] : live_) source_->release(p, b.size);
 }
 
-void* DirectAllocator::allocate(std::size_t bytes, StreamId stream) {
+void* DirectAllocator::allocate(std::size_t bytes, StreamId stream, std::uint64_t owner) {
   std::size_t size = std::max<std::size_t>(kRound, (bytes + kRound - 1) / kRound * kRound);
   void* p = source_->acquire(size);
   std::lock_guard lock(mu_);
@@ -28,16 +28,16 @@ void* DirectAllocator::allocate(std::size_t bytes, StreamId stream) {
     auto cap = static_cast<std::int64_t>(source_->capacity());
     auto free = cap - static_cast<std::int64_t>(source_->used());
     std::int64_t allocated = stats_locked().allocated_bytes.all.current;
-    notify({.kind = AllocatorEvent::Kind::Oom, .pool = kHostPool, .size = sz, .requested = static_cast<std::int64_t>(bytes),
+    notify({.kind = EventKind::Oom, .pool = kHostPool, .size = sz, .requested = static_cast<std::int64_t>(bytes),
             .stream = stream, .device_free = free, .reserved = allocated, .allocated = allocated});
     throw OutOfMemoryError(device().str() + " out of memory. Tried to allocate " + format_bytes(sz) +
                            ". Device has a total capacity of " + format_bytes(cap) + " of which " + format_bytes(free) +
                            " is free. " + format_bytes(allocated) + " is allocated by tensors.");
   }
-  live_.emplace(p, Block{size, bytes, stream});
-  notify({.kind = AllocatorEvent::Kind::SegmentAlloc, .pool = kHostPool, .address = addr, .size = sz, .stream = stream});
-  notify({.kind = AllocatorEvent::Kind::Alloc, .pool = kHostPool, .address = addr, .segment = addr, .size = sz,
-          .requested = static_cast<std::int64_t>(bytes), .stream = stream});
+  live_.emplace(p, Block{size, bytes, owner, stream});
+  notify({.kind = EventKind::SegmentAlloc, .pool = kHostPool, .address = addr, .size = sz, .stream = stream});
+  notify({.kind = EventKind::Alloc, .pool = kHostPool, .address = addr, .segment = addr, .size = sz,
+          .requested = static_cast<std::int64_t>(bytes), .storage = owner, .stream = stream});
   return p;
 }
 
@@ -51,10 +51,11 @@ void DirectAllocator::deallocate(void* ptr) {
     live_.erase(it);
     auto addr = reinterpret_cast<std::uintptr_t>(ptr);
     auto sz = static_cast<std::int64_t>(b.size);
-    notify({.kind = AllocatorEvent::Kind::FreeRequested, .pool = kHostPool, .address = addr, .size = sz,
-            .requested = static_cast<std::int64_t>(b.requested), .stream = b.stream});
-    notify({.kind = AllocatorEvent::Kind::FreeCompleted, .pool = kHostPool, .address = addr, .size = sz, .stream = b.stream});
-    notify({.kind = AllocatorEvent::Kind::SegmentFree, .pool = kHostPool, .address = addr, .size = sz, .stream = b.stream});
+    notify({.kind = EventKind::FreeRequested, .pool = kHostPool, .address = addr, .size = sz,
+            .requested = static_cast<std::int64_t>(b.requested), .storage = b.owner, .stream = b.stream});
+    notify({.kind = EventKind::FreeCompleted, .pool = kHostPool, .address = addr, .size = sz, .storage = b.owner,
+            .stream = b.stream});
+    notify({.kind = EventKind::SegmentFree, .pool = kHostPool, .address = addr, .size = sz, .stream = b.stream});
   }
   source_->release(ptr, b.size);
 }

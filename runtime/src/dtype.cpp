@@ -2,36 +2,6 @@
 
 namespace memlens {
 
-std::size_t element_size(ScalarType t) {
-  switch (t) {
-    case kBool: return 1;
-    case kInt64: return 8;
-    case kFloat32: return 4;
-    case kFloat64: return 8;
-  }
-  return 1;
-}
-
-std::string_view type_name(ScalarType t) {
-  switch (t) {
-    case kBool: return "bool";
-    case kInt64: return "long int";
-    case kFloat32: return "float";
-    case kFloat64: return "double";
-  }
-  return "?";
-}
-
-std::string_view dtype_repr(ScalarType t) {
-  switch (t) {
-    case kBool: return "torch.bool";
-    case kInt64: return "torch.int64";
-    case kFloat32: return "torch.float32";
-    case kFloat64: return "torch.float64";
-  }
-  return "?";
-}
-
 ScalarType promote_types(ScalarType a, ScalarType b) {
   return static_cast<int>(a) > static_cast<int>(b) ? a : b;
 }

@@ -38,20 +38,6 @@ Fragmentation fragmentation(const Allocator& a) {
 
 Fragmentation fragmentation(const Device& d) { return fragmentation(alloc(d)); }
 
-std::string format_bytes(std::int64_t bytes) {
-  const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
-  double v = static_cast<double>(bytes < 0 ? -bytes : bytes);
-  int u = 0;
-  while (v >= 1024 && u < 4) {
-    v /= 1024;
-    ++u;
-  }
-  char buf[48];
-  if (u == 0) std::snprintf(buf, sizeof buf, "%s%lld B", bytes < 0 ? "-" : "", static_cast<long long>(v));
-  else std::snprintf(buf, sizeof buf, "%s%.2f %s", bytes < 0 ? "-" : "", v, units[u]);
-  return buf;
-}
-
 std::string memory_summary(const Device& d) { return memory_summary(alloc(d)); }
 
 // The layout of torch.cuda.memory_summary(): a row per statistic and pool.

@@ -13,12 +13,12 @@ std::atomic<std::uint64_t> next_storage_id{1};
 StorageImpl::StorageImpl(std::size_t nbytes, const Device& device)
     : data_(nullptr), nbytes_(nbytes), device_(device), allocator_(&allocator_for(device)),
       id_(next_storage_id.fetch_add(1, std::memory_order_relaxed)) {
-  instrument::StorageInFlight naming(id_);
-  data_ = allocator_->allocate(nbytes, current_stream());
+  instrument::EventGroup moment;
+  data_ = allocator_->allocate(nbytes, current_stream(), id_);
 }
 
 StorageImpl::~StorageImpl() {
-  instrument::StorageInFlight naming(id_);
+  instrument::EventGroup moment;
   allocator_->deallocate(data_);
 }
 

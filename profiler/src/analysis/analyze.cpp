@@ -8,7 +8,7 @@
 
 #include "analyses.hpp"
 #include "site_table.hpp"
-#include "memlens/runtime/memory.hpp"
+#include "memlens/common/byte_text.hpp"
 
 namespace memlens::analysis {
 

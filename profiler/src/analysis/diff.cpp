@@ -6,7 +6,7 @@
 #include <map>
 
 #include "memlens/analysis/report_layout.hpp"
-#include "memlens/runtime/memory.hpp"
+#include "memlens/common/byte_text.hpp"
 
 namespace memlens::analysis {
 

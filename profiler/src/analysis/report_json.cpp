@@ -163,14 +163,14 @@ class JsonReport {
   json timeline() const {
     // Allocated per category at each bucket's end, after the totals: "parameter_last", ...
     json columns = {"time_ns", "allocated_min", "allocated_max", "reserved_max", "allocated_last", "reserved_last"};
-    for (std::size_t c = 0; c < instrument::kCategoryCount; ++c)
+    for (std::size_t c = 0; c < kCategoryCount; ++c)
       columns.push_back(std::string(profiler::category_name(static_cast<Category>(c))) + "_last");
     json series = json::array();
     for (const auto& s : r_.timeline.series) {
       json b = json::array();
       for (const auto& k : s.buckets) {
         json row = {k.time_ns, k.allocated_min, k.allocated_max, k.reserved_max, k.allocated_last, k.reserved_last};
-        for (std::size_t c = 0; c < instrument::kCategoryCount; ++c) row.push_back(k.category_last[c]);
+        for (std::size_t c = 0; c < kCategoryCount; ++c) row.push_back(k.category_last[c]);
         b.push_back(std::move(row));
       }
       series.push_back({{"device", device_name(s.device)}, {"bucket_ns", s.bucket_ns}, {"columns", columns}, {"buckets", b}});

@@ -3,15 +3,16 @@
 // it, and the kernel pages it in (and out) as the reader goes. Only a regular file is
 // mapped (open_regular_file).
 #include <cstddef>
-#include <stdexcept>
 #include <string>
+
+#include "memlens/common/error.hpp"
 
 namespace memlens {
 
 // "PATH: cannot open: REASON" (one line).
-class FileError : public std::runtime_error {
+class FileError : public Error {
  public:
-  using std::runtime_error::runtime_error;
+  using Error::Error;
 };
 
 class MappedFile {

@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "memlens/analysis/report.hpp"
-#include "memlens/runtime/errors.hpp"
+#include "memlens/common/error.hpp"
 
 namespace memlens::analysis {
 

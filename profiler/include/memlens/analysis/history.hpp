@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "memlens/analysis/report.hpp"
-#include "memlens/runtime/errors.hpp"
+#include "memlens/common/error.hpp"
 
 struct sqlite3;
 

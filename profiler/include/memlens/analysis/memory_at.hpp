@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "memlens/analysis/report.hpp"
+#include "memlens/common/scalar_type.hpp"
 #include "memlens/profiler/trace_reader.hpp"
 
 namespace memlens::analysis {

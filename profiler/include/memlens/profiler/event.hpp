@@ -6,36 +6,21 @@
 #include <cstdint>
 #include <string_view>
 
-#include "memlens/runtime/instrument.hpp"
+#include "memlens/common/event_kinds.hpp"
 
 namespace memlens::profiler {
 
-enum class EventKind : std::uint8_t {
-  SegmentAlloc = 1,  // the allocator took a segment from the device
-  SegmentFree,
-  Alloc,             // a block handed to a storage
-  FreeRequested,     // the program freed it
-  FreeCompleted,     // it is back in the allocator's pool (after recorded streams finished)
-  AllocFailed,       // one failed attempt (the allocator may still succeed after a retry)
-  Oom,               // a request failed for good
-  View,              // a tensor that shares a storage
-  Copy,              // bytes copied between or within devices
-  Op,                // an operator ran
-  ScopeBegin,        // user annotation ("forward")
-  ScopeEnd,
-  Step,              // iteration boundary
-  Category,          // a storage's role changed
-};
-inline constexpr int kEventKindCount = 14;
-std::string_view kind_name(EventKind k);  // "alloc", "free_requested", ...
-
-// The runtime reports these (memlens/runtime/instrument.hpp); the trace stores them as is.
-using Category = instrument::Category;
-using ViewKind = instrument::ViewKind;
-using CopyReason = instrument::CopyReason;
-std::string_view category_name(Category c);
-std::string_view view_kind_name(ViewKind k);
-std::string_view copy_reason_name(CopyReason r);
+// The kinds and their enums are the floor's (memlens/common/event_kinds.hpp): the runtime
+// emits them, the trace stores them as is.
+using memlens::Category;
+using memlens::CopyReason;
+using memlens::EventKind;
+using memlens::kEventKindCount;
+using memlens::ViewKind;
+using memlens::category_name;
+using memlens::copy_reason_name;
+using memlens::kind_name;
+using memlens::view_kind_name;
 
 // A shape or stride list of up to 8 dims (deeper tensors are recorded by their first 8).
 struct ShapeRecord {

@@ -6,7 +6,8 @@
 #include <string_view>
 #include <vector>
 
-#include "memlens/runtime/errors.hpp"
+#include "memlens/common/error.hpp"
+#include "memlens/common/event_kinds.hpp"
 
 namespace memlens::profiler {
 
@@ -90,7 +91,7 @@ struct ChunkInfo {
 // Totals written in the footer and recomputed by the reader.
 struct TraceTotals {
   std::uint64_t events = 0;
-  std::vector<std::uint64_t> by_kind = std::vector<std::uint64_t>(16, 0);
+  std::vector<std::uint64_t> by_kind = std::vector<std::uint64_t>(kEventKindCount + 1, 0);  // by EventKind value
   bool operator==(const TraceTotals&) const = default;
 };
 

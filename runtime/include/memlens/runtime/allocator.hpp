@@ -37,8 +37,9 @@ struct SegmentSnapshot {
 class Allocator {
  public:
   virtual ~Allocator() = default;
-  // Throws OutOfMemoryError when the device cannot give `bytes`.
-  virtual void* allocate(std::size_t bytes, StreamId stream = kDefaultStream) = 0;
+  // Throws OutOfMemoryError when the device cannot give `bytes`. `owner` (a storage id, 0
+  // for none) is carried by the block's Alloc, FreeRequested and FreeCompleted events.
+  virtual void* allocate(std::size_t bytes, StreamId stream = kDefaultStream, std::uint64_t owner = 0) = 0;
   virtual void deallocate(void* ptr) = 0;
   // The block at `ptr` is also used by work on `stream`: do not reuse it before that
   // work has completed.

@@ -33,7 +33,7 @@ class CachingAllocator final : public Allocator {
   CachingAllocator(const CachingAllocator&) = delete;
   CachingAllocator& operator=(const CachingAllocator&) = delete;
 
-  void* allocate(std::size_t bytes, StreamId stream = kDefaultStream) override;
+  void* allocate(std::size_t bytes, StreamId stream = kDefaultStream, std::uint64_t owner = 0) override;
   void deallocate(void* ptr) override;
   void record_stream(void* ptr, StreamId stream) override;
   void empty_cache() override;

@@ -13,7 +13,7 @@ class DirectAllocator final : public Allocator {
  public:
   explicit DirectAllocator(std::unique_ptr<MemorySource> source);
   ~DirectAllocator() override;
-  void* allocate(std::size_t bytes, StreamId stream = kDefaultStream) override;
+  void* allocate(std::size_t bytes, StreamId stream = kDefaultStream, std::uint64_t owner = 0) override;
   void deallocate(void* ptr) override;
   void record_stream(void*, StreamId) override {}
   void empty_cache() override {}
@@ -27,6 +27,7 @@ class DirectAllocator final : public Allocator {
   struct Block {
     std::size_t size;
     std::size_t requested;
+    std::uint64_t owner;
     StreamId stream;
   };
   std::unique_ptr<MemorySource> source_;

@@ -1,15 +1,10 @@
 #pragma once
 // The runtime's typed errors. Each names what was wrong in PyTorch's words, so a
 // message found in a PyTorch forum reads the same here.
-#include <stdexcept>
-#include <string>
+#include "memlens/common/error.hpp"
 
 namespace memlens {
 
-class Error : public std::runtime_error {
- public:
-  using std::runtime_error::runtime_error;
-};
 // Sizes, strides, broadcasting, view compatibility, matmul shapes.
 class ShapeError : public Error { using Error::Error; };
 // Dimension or element index out of range.
@@ -20,7 +15,5 @@ class TypeError : public Error { using Error::Error; };
 class AutogradError : public Error { using Error::Error; };
 // A device asked for more memory than it can give.
 class OutOfMemoryError : public Error { using Error::Error; };
-// Device selection or device mismatch.
-class DeviceError : public Error { using Error::Error; };
 
 }  // namespace memlens

@@ -6,17 +6,18 @@
 #include <cstdint>
 #include <vector>
 
-#include "memlens/runtime/device.hpp"
-#include "memlens/runtime/dtype.hpp"
+#include "memlens/common/device.hpp"
+#include "memlens/common/event_kinds.hpp"
+#include "memlens/common/scalar_type.hpp"
 
 namespace memlens::instrument {
 
-enum class Category : std::uint8_t { Unknown, Parameter, Gradient, OptimizerState, Activation, Temporary, Input };
-inline constexpr std::size_t kCategoryCount = static_cast<std::size_t>(Category::Input) + 1;
-enum class ViewKind : std::uint8_t {
-  View, Reshape, Transpose, Permute, Expand, Squeeze, Unsqueeze, Narrow, Select, Slice, Diagonal, Detach, Index
-};
-enum class CopyReason : std::uint8_t { ToDevice, Contiguous, Reshape, Clone, Copy, Index, OpInternal };
+// The trace's own enums (memlens/common/event_kinds.hpp): what the runtime says is what
+// the trace stores.
+using memlens::Category;
+using memlens::CopyReason;
+using memlens::kCategoryCount;
+using memlens::ViewKind;
 
 using Dims = std::vector<std::int64_t>;
 
@@ -41,7 +42,7 @@ inline std::atomic<Sink*> installed{nullptr};
 inline thread_local int api_depth = 0;
 inline thread_local const void* api_site = nullptr;
 inline thread_local std::uint64_t event_group = 0;  // see current_event_group()
-inline thread_local std::uint64_t storage_in_flight = 0;
+inline thread_local int group_depth = 0;             // open EventGroups
 }  // namespace detail
 
 // The sink while recording, else null: one relaxed load on every instrumented path.
@@ -64,27 +65,27 @@ struct ApiEntry {
   ApiEntry& operator=(const ApiEntry&) = delete;
 };
 
-// The storage whose block the allocator is handing out or taking back on this thread, so
-// allocator observers can name it.
-inline std::uint64_t storage_in_flight() { return detail::storage_in_flight; }
-struct StorageInFlight {
-  explicit StorageInFlight(std::uint64_t id) : prev_(detail::storage_in_flight) {
-    detail::storage_in_flight = id;
-    if (detail::api_depth == 0) ++detail::event_group;
+// One allocator operation (a storage's allocation or free) as one moment: outside any
+// runtime call (a tensor freed in user code) it opens a group of its own.
+struct EventGroup {
+  EventGroup() : own_(detail::api_depth == 0) {
+    if (own_ && detail::group_depth++ == 0) ++detail::event_group;
   }
-  ~StorageInFlight() { detail::storage_in_flight = prev_; }
-  StorageInFlight(const StorageInFlight&) = delete;
-  StorageInFlight& operator=(const StorageInFlight&) = delete;
+  ~EventGroup() {
+    if (own_) --detail::group_depth;
+  }
+  EventGroup(const EventGroup&) = delete;
+  EventGroup& operator=(const EventGroup&) = delete;
 
  private:
-  std::uint64_t prev_;
+  bool own_;
 };
 
 // The events of one group are one moment to the trace, so the recorder reads its clock
 // once for them: an outermost runtime call, or one allocator operation outside any (a
 // tensor freed in user code). 0 when outside both: every event reads the clock.
 inline std::uint64_t current_event_group() {
-  return detail::api_depth || detail::storage_in_flight ? detail::event_group : 0;
+  return detail::api_depth || detail::group_depth ? detail::event_group : 0;
 }
 
 }  // namespace memlens::instrument

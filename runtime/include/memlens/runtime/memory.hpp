@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "memlens/common/byte_text.hpp"
 #include "memlens/runtime/allocator.hpp"
 #include "memlens/runtime/device.hpp"
 
@@ -35,7 +36,5 @@ Fragmentation fragmentation(const Device& d = default_device());
 // A readable table of the allocator's statistics, like torch.cuda.memory_summary().
 std::string memory_summary(const Device& d = default_device());
 std::string memory_summary(const Allocator& a);
-// "4.00 MiB" style.
-std::string format_bytes(std::int64_t bytes);
 
 }  // namespace memlens
