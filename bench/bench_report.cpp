@@ -36,58 +36,43 @@ void write_trace(const std::string& path, std::uint64_t events) {
   std::mt19937_64 rng(1);
   std::uint64_t t = 1000, written = 0, storage = 1, step = 0;
   const std::uint64_t base = 0x7f0000000000, seg = std::uint64_t{1} << 30;
-  Event e;
-  auto put = [&](EventKind k) {
-    e.kind = k;
+  auto put = [&](EventKind k, const auto& fields) {
+    Event e(k, fields);
     e.time_ns = t += 50 + rng() % 100;
     e.device = 1;
     w.write(e);
     ++written;
   };
-  e = Event{};
-  e.address = base, e.size = seg;
-  put(EventKind::SegmentAlloc);
+  put(EventKind::SegmentAlloc, SegmentEvent{.address = base, .size = seg});
   std::vector<std::pair<std::uint64_t, std::uint64_t>> kept;
+  ShapeRecord shape;
+  shape.ndim = 2, shape.dims[0] = 128, shape.dims[1] = 256;
+  ShapeRecord transposed = shape;
+  std::swap(transposed.dims[0], transposed.dims[1]);
   while (written < events) {
     // forward: 8 layers, each an op with its output kept and a temporary
     for (int l = 0; l < 8 && written < events; ++l) {
       std::uint64_t size = 512 * (1 + rng() % 512);
       std::uint64_t at = base + (kept.size() * 4 + 1) * (std::uint64_t{1} << 20);
-      e = Event{};
-      e.address = at, e.size = size, e.requested = size, e.site = sites[l], e.storage = storage++, e.address2 = base;
-      put(EventKind::Alloc);
+      put(EventKind::Alloc, AllocEvent{.address = at, .segment = base, .size = size, .requested = size, .storage = storage++,
+                                       .site = sites[l]});
       kept.emplace_back(at, size);
-      e = Event{};
-      e.name = name, e.site = sites[l], e.size = size, e.n_inputs = 2;
-      e.shape.ndim = 2, e.shape.dims[0] = 128, e.shape.dims[1] = 256;
-      e.inputs[0] = e.shape, e.inputs[1] = e.shape;
-      put(EventKind::Op);
-      e = Event{};
-      e.address = at + size, e.size = 4096, e.requested = 4096, e.site = sites[8 + l % 4], e.storage = storage++;
-      put(EventKind::Alloc);
-      e.storage = 0;
-      put(EventKind::FreeRequested);
-      e = Event{};
-      e.storage = storage - 2, e.sub = static_cast<std::uint8_t>(ViewKind::Transpose), e.tensor = storage;
-      e.shape.ndim = 2, e.shape.dims[0] = 256, e.shape.dims[1] = 128;
-      put(EventKind::View);
-      if (l == 0) {
-        e = Event{};
-        e.device2 = 0, e.address2 = 0x5000, e.address = at, e.size = size, e.sub = static_cast<std::uint8_t>(CopyReason::ToDevice);
-        e.site = sites[15];
-        put(EventKind::Copy);
-      }
+      OpEvent op{.name = name, .site = sites[l], .bytes = size, .n_inputs = 2, .output = shape};
+      op.inputs[0] = op.inputs[1] = shape;
+      put(EventKind::Op, op);
+      put(EventKind::Alloc, AllocEvent{.address = at + size, .segment = base, .size = 4096, .requested = 4096,
+                                       .storage = storage++, .site = sites[8 + l % 4]});
+      put(EventKind::FreeRequested, FreeEvent{.address = at + size, .size = 4096, .storage = storage - 1});
+      ViewEvent view{.tensor = storage, .storage = storage - 2, .view = ViewKind::Transpose, .sizes = transposed, .strides = {}};
+      put(EventKind::View, view);
+      if (l == 0)
+        put(EventKind::Copy, CopyEvent{.dst_address = at, .src_address = 0x5000, .bytes = size, .src_device = 0,
+                                       .reason = CopyReason::ToDevice, .site = sites[15]});
     }
     // backward: free what forward kept
-    for (auto [at, size] : kept) {
-      e = Event{};
-      e.address = at, e.size = size;
-      put(EventKind::FreeRequested);
-    }
+    for (auto [at, size] : kept) put(EventKind::FreeRequested, FreeEvent{.address = at, .size = size});
     kept.clear();
-    e = Event{};
-    e.step = ++step;
-    put(EventKind::Step);
+    put(EventKind::Step, StepEvent{++step});
   }
   w.close();
 }

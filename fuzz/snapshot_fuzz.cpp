@@ -27,7 +27,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     import_snapshot(bytes, encoding, "fuzz", trace, options);
     memlens::profiler::TraceReader reader(trace);
     std::size_t n = 0;
-    reader.for_each([&](const memlens::profiler::Event& e) { n += reader.stack(e.stack).size() + (e.site != 0); });
+    reader.for_each([&](const memlens::profiler::Event& e) { n += reader.stack(e.stack()).size() + (e.site() != 0); });
     volatile std::size_t keep = n;  // keeps the work from being optimised away
     (void)keep;
   } catch (const SnapshotError&) {

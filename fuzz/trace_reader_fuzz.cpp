@@ -9,11 +9,11 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   using namespace memlens;
   return fuzz::with_trace(data, size, [](const profiler::TraceReader& r) {
     std::uint64_t sum = 0;
-    r.for_each([&](const profiler::Event& e) { sum += e.time_ns + e.site + e.stack + e.name; });
+    r.for_each([&](const profiler::Event& e) { sum += e.time_ns + e.site() + e.stack() + e.name(); });
     for (std::size_t i = 0; i < r.chunks().size(); ++i)
       for (const auto& e : r.read_chunk(i)) {
-        sum += r.string(e.name).size() + r.site_location(e.site).size();
-        sum += r.stack(e.stack).size();
+        sum += r.string(e.name()).size() + r.site_location(e.site()).size();
+        sum += r.stack(e.stack()).size();
       }
     sum += r.totals().events + r.problem().size();
     volatile std::uint64_t keep = sum;  // keeps the work from being optimised away

@@ -43,9 +43,9 @@ TEST_CASE("cupti: cudaMalloc and cudaFree become segment events on cuda:N", "[cu
   CHECK(e[0].kind == EventKind::SegmentAlloc);
   CHECK(e[0].device == 3);  // cuda:1
   CHECK(trace_devices()[3].name == "cuda:1");
-  CHECK(e[0].address == 0x7f0000000000);
-  CHECK(e[0].size == 2 << 20);
-  CHECK(e[0].stream == 7);
+  CHECK(e[0].segment.address == 0x7f0000000000);
+  CHECK(e[0].segment.size == 2 << 20);
+  CHECK(e[0].segment.stream == 7);
   CHECK(e[0].time_ns == 1000);
   auto f = memory(CUPTI_ACTIVITY_MEMORY_OPERATION_TYPE_RELEASE, 0x7f0000000000, 2 << 20, 2000, 1);
   CHECK(translated(&f)[0].kind == EventKind::SegmentFree);
@@ -58,8 +58,8 @@ TEST_CASE("cupti: pool allocations are blocks of their pool; pools are segments"
   auto e = translated(&a);
   REQUIRE(e.size() == 1);
   CHECK(e[0].kind == EventKind::Alloc);
-  CHECK(e[0].address2 == 0x7f0000000000);
-  CHECK(e[0].requested == 4096);
+  CHECK(e[0].alloc.segment == 0x7f0000000000);
+  CHECK(e[0].alloc.requested == 4096);
 
   CUpti_ActivityMemoryPool3 p;
   std::memset(&p, 0, sizeof p);
@@ -71,7 +71,7 @@ TEST_CASE("cupti: pool allocations are blocks of their pool; pools are segments"
   auto pe = translated(&p);
   REQUIRE(pe.size() == 1);
   CHECK(pe[0].kind == EventKind::SegmentAlloc);
-  CHECK(pe[0].size == 32 << 20);
+  CHECK(pe[0].segment.size == 32 << 20);
   p.memoryPoolOperationType = CUPTI_ACTIVITY_MEMORY_POOL_OPERATION_TYPE_TRIMMED;
   CHECK(translated(&p).empty());
 }
@@ -88,10 +88,10 @@ TEST_CASE("cupti: copies know their direction; memsets are ops", "[cupti]") {
   auto e = translated(&c);
   REQUIRE(e.size() == 1);
   CHECK(e[0].kind == EventKind::Copy);
-  CHECK(e[0].device2 == 0);  // from the host
-  CHECK(e[0].device == 2);   // to cuda:0
-  CHECK(e[0].sub == static_cast<std::uint8_t>(profiler::CopyReason::ToDevice));
-  CHECK(e[0].size == 65536);
+  CHECK(e[0].copy.src_device == 0);  // from the host
+  CHECK(e[0].device == 2);            // to cuda:0
+  CHECK(e[0].copy.reason == profiler::CopyReason::ToDevice);
+  CHECK(e[0].copy.bytes == 65536);
 
   CUpti_ActivityMemset4 s;
   std::memset(&s, 0, sizeof s);
@@ -101,8 +101,8 @@ TEST_CASE("cupti: copies know their direction; memsets are ops", "[cupti]") {
   auto m = translated(&s);
   REQUIRE(m.size() == 1);
   CHECK(m[0].kind == EventKind::Op);
-  CHECK(m[0].name == 42);
-  CHECK(m[0].duration_ns == 15);
+  CHECK(m[0].op.name == 42);
+  CHECK(m[0].op.duration_ns == 15);
 
   CUpti_Activity other{};
   other.kind = CUPTI_ACTIVITY_KIND_KERNEL;

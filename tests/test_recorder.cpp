@@ -66,34 +66,34 @@ TEST_CASE("recording turns allocations - views - copies and ops into events") {
   CHECK(count(EventKind::ScopeEnd) == 1);
   bool saw_device_alloc = false, saw_to_device = false, saw_contiguous = false, saw_transpose = false, saw_add = false;
   for (const auto& e : events) {
-    if (e.kind == EventKind::Alloc && e.storage == storage_id) {
+    if (e.kind == EventKind::Alloc && e.alloc.storage == storage_id) {
       saw_device_alloc = true;
       CHECK(e.device == 1);
-      CHECK(e.requested == 4096);
-      CHECK(e.size == 4096);
-      CHECK(e.address2 != 0);  // its segment
-      CHECK(e.address2 <= e.address);
+      CHECK(e.alloc.requested == 4096);
+      CHECK(e.alloc.size == 4096);
+      CHECK(e.alloc.segment != 0);
+      CHECK(e.alloc.segment <= e.alloc.address);
     }
-    if (e.kind == EventKind::Copy && e.sub == static_cast<std::uint8_t>(CopyReason::ToDevice)) {
+    if (e.kind == EventKind::Copy && e.copy.reason == CopyReason::ToDevice) {
       saw_to_device = true;
-      CHECK(e.device2 == 0);
+      CHECK(e.copy.src_device == 0);
       CHECK(e.device == 1);
-      CHECK(e.size == 4096);
+      CHECK(e.copy.bytes == 4096);
     }
-    if (e.kind == EventKind::Copy && e.sub == static_cast<std::uint8_t>(CopyReason::Contiguous)) saw_contiguous = true;
-    if (e.kind == EventKind::View && e.sub == static_cast<std::uint8_t>(ViewKind::Transpose)) {
+    if (e.kind == EventKind::Copy && e.copy.reason == CopyReason::Contiguous) saw_contiguous = true;
+    if (e.kind == EventKind::View && e.view.view == ViewKind::Transpose) {
       saw_transpose = true;
-      CHECK(e.storage == storage_id);
-      CHECK(e.shape.ndim == 2);
-      CHECK(e.shape.dims[0] == 4);
-      CHECK(e.strides.dims[0] == 1);
+      CHECK(e.view.storage == storage_id);
+      CHECK(e.view.sizes.ndim == 2);
+      CHECK(e.view.sizes.dims[0] == 4);
+      CHECK(e.view.strides.dims[0] == 1);
     }
-    if (e.kind == EventKind::Op && r.string(e.name) == "add") {
+    if (e.kind == EventKind::Op && r.string(e.op.name) == "add") {
       saw_add = true;
-      CHECK(e.n_inputs == 2);
-      CHECK(e.shape.dims[0] == 256);
-      CHECK(e.size == 4096);
-      CHECK_FALSE(e.broadcast);
+      CHECK(e.op.n_inputs == 2);
+      CHECK(e.op.output.dims[0] == 256);
+      CHECK(e.op.bytes == 4096);
+      CHECK_FALSE(e.op.broadcast);
     }
   }
   CHECK(saw_device_alloc);
@@ -117,8 +117,8 @@ TEST_CASE("events name the user's call site - for a named call and for an operat
   TraceReader r(path);
   std::string reshape_site, op_site;
   r.for_each([&](const Event& e) {
-    if (e.kind == EventKind::Copy && e.sub == static_cast<std::uint8_t>(CopyReason::Reshape)) reshape_site = r.site_location(e.site);
-    if (e.kind == EventKind::Op && r.string(e.name) == "mul") op_site = r.site_location(e.site);
+    if (e.kind == EventKind::Copy && e.copy.reason == CopyReason::Reshape) reshape_site = r.site_location(e.site());
+    if (e.kind == EventKind::Op && r.string(e.op.name) == "mul") op_site = r.site_location(e.site());
   });
   CHECK(ends_with(reshape_site, "tests/test_recorder.cpp:" + std::to_string(reshape_line)));
   CHECK(ends_with(op_site, "tests/test_recorder.cpp:" + std::to_string(op_line)));
@@ -138,8 +138,8 @@ TEST_CASE("eight threads recording at once lose nothing", "[concurrency]") {
   TraceReader r(path);
   std::uint64_t allocs = 0, frees = 0;
   r.for_each([&](const Event& e) {
-    allocs += e.kind == EventKind::Alloc && e.device == 1 && e.size == 512;
-    frees += e.kind == EventKind::FreeRequested && e.device == 1 && e.size == 512;
+    allocs += e.kind == EventKind::Alloc && e.device == 1 && e.alloc.size == 512;
+    frees += e.kind == EventKind::FreeRequested && e.device == 1 && e.free.size == 512;
   });
   CHECK(allocs >= 8 * 500);
   CHECK(frees >= 8 * 500);
@@ -250,11 +250,11 @@ TEST_CASE("MEMLENS_TRACE records the linear regression sample - broadcast at its
   REQUIRE(loss_line > 0);
   int at_loss_line = 0, elsewhere = 0;
   r.for_each([&](const Event& e) {
-    if (e.kind == EventKind::Op && r.string(e.name) == "sub" && e.broadcast) {
-      CHECK(e.shape.dims[0] == 100);
-      CHECK(e.shape.dims[1] == 100);
-      CHECK(e.size == 40000);
-      if (ends_with(r.site_location(e.site), "samples/linear_regression.cpp:" + std::to_string(loss_line))) ++at_loss_line;
+    if (e.kind == EventKind::Op && r.string(e.op.name) == "sub" && e.op.broadcast) {
+      CHECK(e.op.output.dims[0] == 100);
+      CHECK(e.op.output.dims[1] == 100);
+      CHECK(e.op.bytes == 40000);
+      if (ends_with(r.site_location(e.site()), "samples/linear_regression.cpp:" + std::to_string(loss_line))) ++at_loss_line;
       else ++elsewhere;
     }
   });
@@ -278,8 +278,8 @@ TEST_CASE("native stacks are recorded on allocations when asked") {
   TraceReader r(path);
   bool found = false;
   r.for_each([&](const Event& e) {
-    if (e.kind != EventKind::Alloc || e.storage != t.storage()->id()) return;
-    auto frames = r.stack(e.stack);
+    if (e.kind != EventKind::Alloc || e.alloc.storage != t.storage()->id()) return;
+    auto frames = r.stack(e.alloc.stack);
     REQUIRE_FALSE(frames.empty());
     CHECK(frames.size() <= 16);
     for (auto& f : frames) found = found || ends_with(f.file, "tests/test_recorder.cpp");
@@ -317,22 +317,23 @@ TEST_CASE("every record kind comes back field by field - across many ring wraps"
     if (e.thread != 0) return;
     monotonic = monotonic && e.time_ns >= last_time;
     last_time = e.time_ns;
-    if (e.kind == EventKind::View && e.storage == 7) {
-      fields_ok = fields_ok && e.tensor == 1000 + static_cast<std::uint64_t>(views) && e.offset == views &&
-                  e.sub == static_cast<std::uint8_t>(ViewKind::Permute) &&
-                  e.dtype == static_cast<std::uint8_t>(ScalarType::Float64) && e.device == 1 && e.shape.ndim == 8 &&
-                  e.shape.dims[7] == 9 && e.strides.ndim == 8 && e.strides.dims[0] == 11 && e.strides.dims[7] == 4;
+    if (e.kind == EventKind::View && e.view.storage == 7) {
+      const ViewEvent& v = e.view;
+      fields_ok = fields_ok && v.tensor == 1000 + static_cast<std::uint64_t>(views) && v.offset == views &&
+                  v.view == ViewKind::Permute && v.dtype == ScalarType::Float64 && e.device == 1 && v.sizes.ndim == 8 &&
+                  v.sizes.dims[7] == 9 && v.strides.ndim == 8 && v.strides.dims[0] == 11 && v.strides.dims[7] == 4;
       ++views;
-    } else if (e.kind == EventKind::Copy && e.sub == static_cast<std::uint8_t>(CopyReason::Clone)) {
-      fields_ok = fields_ok && e.size == static_cast<std::uint64_t>(copies) && e.address == 0x2000 &&
-                  e.address2 == 0x1000 && e.device == 1 && e.device2 == 0;
+    } else if (e.kind == EventKind::Copy && e.copy.reason == CopyReason::Clone) {
+      fields_ok = fields_ok && e.copy.bytes == static_cast<std::uint64_t>(copies) && e.copy.dst_address == 0x2000 &&
+                  e.copy.src_address == 0x1000 && e.device == 1 && e.copy.src_device == 0;
       ++copies;
-    } else if (e.kind == EventKind::Op && r.string(e.name) == "test_op") {
-      fields_ok = fields_ok && e.n_inputs == 4 && e.inputs[1].ndim == 2 && e.inputs[1].dims[1] == 5 &&
-                  e.inputs[2].dims[0] == 4 && e.shape.ndim == 2 && e.shape.dims[1] == 5 && e.size == 80 && e.broadcast;
+    } else if (e.kind == EventKind::Op && r.string(e.op.name) == "test_op") {
+      const OpEvent& o = e.op;
+      fields_ok = fields_ok && o.n_inputs == 4 && o.inputs[1].ndim == 2 && o.inputs[1].dims[1] == 5 &&
+                  o.inputs[2].dims[0] == 4 && o.output.ndim == 2 && o.output.dims[1] == 5 && o.bytes == 80 && o.broadcast;
       ++ops;
-    } else if (e.kind == EventKind::Category && e.sub == static_cast<std::uint8_t>(Category::Gradient)) {
-      fields_ok = fields_ok && e.storage == static_cast<std::uint64_t>(categories);
+    } else if (e.kind == EventKind::Category && e.category.category == Category::Gradient) {
+      fields_ok = fields_ok && e.category.storage == static_cast<std::uint64_t>(categories);
       ++categories;
     }
   });
@@ -356,14 +357,14 @@ TEST_CASE("events of one runtime call share its timestamp - ops refresh it") {
   r.for_each([&](const Event& e) {
     if (e.kind == EventKind::Op) ops.push_back(e);
     // (storage 0: the snapshot of memory allocated before recording began)
-    if (e.kind == EventKind::Alloc && e.device == 1 && e.storage != 0) (ops.empty() ? before_mm_end : after_mm_end).push_back(e);
+    if (e.kind == EventKind::Alloc && e.device == 1 && e.alloc.storage != 0) (ops.empty() ? before_mm_end : after_mm_end).push_back(e);
   });
   REQUIRE(ops.size() == 2);
-  CHECK(r.string(ops[0].name) == "mm");
-  CHECK(r.string(ops[1].name) == "relu");
-  CHECK(ops[0].duration_ns > 0);  // a 64x64x64 product takes a measurable time
+  CHECK(r.string(ops[0].op.name) == "mm");
+  CHECK(r.string(ops[1].op.name) == "relu");
+  CHECK(ops[0].op.duration_ns > 0);  // a 64x64x64 product takes a measurable time
   // mm's allocations are stamped with its call's start, relu's after mm ended.
-  std::uint64_t mm_start = ops[0].time_ns - ops[0].duration_ns;
+  std::uint64_t mm_start = ops[0].time_ns - ops[0].op.duration_ns;
   REQUIRE_FALSE(before_mm_end.empty());
   REQUIRE_FALSE(after_mm_end.empty());
   for (const auto& e : before_mm_end) {
@@ -371,7 +372,7 @@ TEST_CASE("events of one runtime call share its timestamp - ops refresh it") {
     CHECK(e.time_ns <= mm_start + 1);
   }
   for (const auto& e : after_mm_end) CHECK(e.time_ns >= ops[0].time_ns);
-  CHECK(ops[1].time_ns - ops[1].duration_ns >= ops[0].time_ns);
+  CHECK(ops[1].time_ns - ops[1].op.duration_ns >= ops[0].time_ns);
   std::remove(path.c_str());
 }
 
@@ -394,7 +395,7 @@ TEST_CASE("the rings of threads that ended are freed once their events are in th
   std::set<std::uint32_t> threads;
   std::uint64_t allocs = 0;
   r.for_each([&](const Event& e) {
-    if (e.kind != EventKind::Alloc || e.requested != 1024) return;
+    if (e.kind != EventKind::Alloc || e.alloc.requested != 1024) return;
     ++allocs;
     threads.insert(e.thread);
   });
@@ -415,15 +416,15 @@ TEST_CASE("random tensors are recorded as ops, at the caller's line like their a
   int randn_ops = 0;
   std::uint32_t op_site = 0, alloc_site = 0;
   r.for_each([&](const Event& e) {
-    if (e.kind == EventKind::Op && r.string(e.name) == "randn") {
+    if (e.kind == EventKind::Op && r.string(e.op.name) == "randn") {
       ++randn_ops;
-      CHECK(e.n_inputs == 0);
-      CHECK(e.shape.ndim == 1);
-      CHECK(e.shape.dims[0] == 256);
-      CHECK(e.size == 1024);
-      op_site = e.site;
+      CHECK(e.op.n_inputs == 0);
+      CHECK(e.op.output.ndim == 1);
+      CHECK(e.op.output.dims[0] == 256);
+      CHECK(e.op.bytes == 1024);
+      op_site = e.op.site;
     }
-    if (e.kind == EventKind::Alloc && e.requested == 1024 && e.device == 1) alloc_site = e.site;
+    if (e.kind == EventKind::Alloc && e.alloc.requested == 1024 && e.device == 1) alloc_site = e.alloc.site;
   });
   CHECK(randn_ops == 3);
   REQUIRE(op_site != 0);

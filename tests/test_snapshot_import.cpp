@@ -38,7 +38,7 @@ std::vector<std::string> sites_of(const std::string& doc, const ImportOptions& o
   std::vector<std::string> out;
   r.for_each([&](const profiler::Event& e) {
     if (e.kind == profiler::EventKind::Alloc) {
-      profiler::SiteInfo s = r.site(e.site);
+      profiler::SiteInfo s = r.site(e.site());
       out.push_back(s.file + (s.line ? ":" + std::to_string(s.line) : ""));
     }
   });
@@ -141,7 +141,7 @@ TEST_CASE("snapshot import: pinned host memory (host_segments, host_traces) is t
   CHECK(r.header().devices[1].name == "cuda_host");
   std::uint64_t host_allocs = 0, host_bytes = 0;
   r.for_each([&](const profiler::Event& e) {
-    if (e.kind == profiler::EventKind::Alloc && e.device == 1) ++host_allocs, host_bytes += e.size;
+    if (e.kind == profiler::EventKind::Alloc && e.device == 1) ++host_allocs, host_bytes += e.alloc.size;
   });
   CHECK(host_allocs == 2);           // the block there at the start, and one in the trace
   CHECK(host_bytes == 4000 + 2048);  // requested sizes

@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <cstring>
 #include <fstream>
+#include <map>
 #include <memlens/profiler/trace_reader.hpp>
 #include <memlens/profiler/trace_writer.hpp>
 #include <random>
@@ -51,64 +52,36 @@ ShapeRecord shape(std::initializer_list<std::int64_t> dims) {
 std::vector<Event> one_of_each(std::uint32_t site) {
   std::vector<Event> v;
   std::uint64_t t = 1000;
-  auto make = [&](EventKind k) {
-    Event e;
-    e.kind = k;
+  auto add = [&](EventKind k, const auto& fields) {
+    Event e(k, fields);
     e.time_ns = t += 37;
     e.thread = static_cast<std::uint32_t>(v.size() % 3);
     e.device = 1;
-    return e;
+    v.push_back(e);
   };
-  Event e = make(EventKind::SegmentAlloc);
-  e.address = 0x7f0000000000, e.size = 2 << 20, e.stream = 2, e.sub = 0;
-  v.push_back(e);
-  e = make(EventKind::Alloc);
-  e.address = 0x7f0000000200, e.address2 = 0x7f0000000000, e.size = 512, e.requested = 400, e.stream = 2, e.storage = 17;
-  e.sub = static_cast<std::uint8_t>(Category::Activation), e.site = site;
-  v.push_back(e);
-  e = make(EventKind::View);
-  e.tensor = 99, e.storage = 17, e.sub = static_cast<std::uint8_t>(ViewKind::Transpose), e.shape = shape({3, 2});
-  e.dtype = 3;
-  e.strides = shape({1, 3}), e.offset = -0, e.site = site;
-  v.push_back(e);
-  e = make(EventKind::Copy);
-  e.device = 1, e.device2 = 0, e.address = 0x7f0000000400, e.address2 = 0x5555000010, e.size = 4096;
-  e.sub = static_cast<std::uint8_t>(CopyReason::ToDevice), e.site = site;
-  v.push_back(e);
-  e = make(EventKind::Op);
-  e.name = 1, e.n_inputs = 2, e.inputs[0] = shape({100}), e.inputs[1] = shape({100, 1}), e.shape = shape({100, 100});
-  e.size = 40000, e.broadcast = true, e.site = site, e.duration_ns = 12345;
-  v.push_back(e);
-  e = make(EventKind::ScopeBegin);
-  e.name = 2;
-  v.push_back(e);
-  e = make(EventKind::ScopeEnd);
-  e.name = 2;
-  v.push_back(e);
-  e = make(EventKind::Step);
-  e.step = 7;
-  v.push_back(e);
-  e = make(EventKind::Category);
-  e.storage = 17, e.sub = static_cast<std::uint8_t>(Category::Gradient);
-  v.push_back(e);
-  e = make(EventKind::AllocFailed);
-  e.size = 1 << 30, e.free_bytes = 100, e.reserved = 2 << 20, e.allocated = 512, e.site = site;
-  v.push_back(e);
-  e = make(EventKind::Oom);
-  e.size = 1 << 30, e.free_bytes = 100, e.reserved = 2 << 20, e.allocated = 512, e.site = site;
-  v.push_back(e);
-  e = make(EventKind::FreeRequested);
-  e.address = 0x7f0000000200, e.size = 512, e.stream = 2, e.storage = 17;
-  v.push_back(e);
-  e = make(EventKind::FreeCompleted);
-  e.address = 0x7f0000000200, e.size = 512, e.stream = 2, e.storage = 17;
-  v.push_back(e);
-  e = make(EventKind::SegmentFree);
-  e.address = 0x7f0000000000, e.size = 2 << 20, e.stream = 2;
-  v.push_back(e);
-  e = make(EventKind::AllocRetry);
-  e.size = 4 << 20, e.requested = 3 << 20, e.stream = 2, e.sub = 1, e.site = site;
-  v.push_back(e);
+  add(EventKind::SegmentAlloc, SegmentEvent{.address = 0x7f0000000000, .size = 2 << 20, .stream = 2, .pool = Pool::Small});
+  add(EventKind::Alloc, AllocEvent{.address = 0x7f0000000200, .segment = 0x7f0000000000, .size = 512, .requested = 400,
+                                   .storage = 17, .stream = 2, .category = Category::Activation, .site = site, .stack = 0});
+  ViewEvent view{.tensor = 99, .storage = 17, .offset = -0, .view = ViewKind::Transpose, .dtype = memlens::kFloat64, .site = site,
+                 .sizes = shape({3, 2}), .strides = shape({1, 3})};
+  add(EventKind::View, view);
+  add(EventKind::Copy, CopyEvent{.dst_address = 0x7f0000000400, .src_address = 0x5555000010, .bytes = 4096, .src_device = 0,
+                                 .reason = CopyReason::ToDevice, .site = site});
+  OpEvent op{.name = 1, .site = site, .bytes = 40000, .duration_ns = 12345, .broadcast = true, .n_inputs = 2,
+             .output = shape({100, 100}), .inputs = {shape({100}), shape({100, 1}), {}, {}}};
+  add(EventKind::Op, op);
+  add(EventKind::ScopeBegin, ScopeEvent{2});
+  add(EventKind::ScopeEnd, ScopeEvent{2});
+  add(EventKind::Step, StepEvent{7});
+  add(EventKind::Category, CategoryEvent{.storage = 17, .category = Category::Gradient});
+  FailureEvent failure{.size = 1 << 30, .requested = 1000000000, .device_free = 100, .reserved = 2 << 20, .allocated = 512,
+                       .largest_free_block = 256, .stream = 0, .site = site, .stack = 0};
+  add(EventKind::AllocFailed, failure);
+  add(EventKind::Oom, failure);
+  add(EventKind::FreeRequested, FreeEvent{.address = 0x7f0000000200, .size = 512, .storage = 17, .stream = 2});
+  add(EventKind::FreeCompleted, FreeEvent{.address = 0x7f0000000200, .size = 512, .storage = 17, .stream = 2});
+  add(EventKind::SegmentFree, SegmentEvent{.address = 0x7f0000000000, .size = 2 << 20, .stream = 2, .pool = Pool::Small});
+  add(EventKind::AllocRetry, RetryEvent{.size = 4 << 20, .requested = 3 << 20, .stream = 2, .pool = Pool::Large, .site = site});
   return v;
 }
 
@@ -118,14 +91,9 @@ std::string write_allocs(const std::string& name, int n, std::size_t per_chunk) 
   TraceWriter w(path, sample_header(), per_chunk);
   std::uint32_t site = w.intern_site("train.cpp", 10, "main");
   for (int i = 0; i < n; ++i) {
-    Event e;
-    e.kind = EventKind::Alloc;
+    Event e(EventKind::Alloc, AllocEvent{.address = 0x7f0000000000 + static_cast<std::uint64_t>(i % 64) * 512,
+                                         .size = 512, .requested = 500, .storage = static_cast<std::uint64_t>(i), .site = site});
     e.time_ns = 1000 + static_cast<std::uint64_t>(i) * 50;
-    e.address = 0x7f0000000000 + static_cast<std::uint64_t>(i % 64) * 512;
-    e.size = 512;
-    e.requested = 500;
-    e.storage = static_cast<std::uint64_t>(i);
-    e.site = site;
     w.write(e);
   }
   w.close();
@@ -165,8 +133,8 @@ TEST_CASE("every event kind round-trips field by field") {
   for (std::size_t k = 1; k <= kEventKindCount; ++k) CHECK(r.totals().by_kind[k] == 1);
   CHECK(r.string(1) == "add");
   CHECK(r.string(2) == "forward");
-  CHECK(r.site_location(read[1].site) == "samples/linear_regression.cpp:31");
-  CHECK(r.site(read[1].site).function == "main");
+  CHECK(r.site_location(read[1].site()) == "samples/linear_regression.cpp:31");
+  CHECK(r.site(read[1].site()).function == "main");
   CHECK(r.chunks().size() == 3);  // 15 events, 5 per chunk
   CHECK(r.read_chunk(2).size() == 5);
   CHECK(r.read_chunk(1).front() == written[5]);
@@ -243,11 +211,11 @@ TEST_CASE("bad input gives one-line errors") {
   std::string future = good;
   future[8] = 9;
   spit(path, future);
-  CHECK_THROWS_WITH(TraceReader(path), path + ": trace format version 9 is newer than this memlens reads (3)");
+  CHECK_THROWS_WITH(TraceReader(path), path + ": trace format version 9 is newer than this memlens reads (4)");
   std::string old = good;
   old[8] = 1;
   spit(path, old);
-  CHECK_THROWS_WITH(TraceReader(path), path + ": trace format version 1 is older than this memlens reads (3); record it again");
+  CHECK_THROWS_WITH(TraceReader(path), path + ": trace format version 1 is older than this memlens reads (4); record it again");
   std::string header_flip = good;
   header_flip[20] ^= 0x20;
   spit(path, header_flip);
@@ -267,4 +235,31 @@ TEST_CASE("bad input gives one-line errors") {
                            " (checksum mismatch); recovered 20 events from 2 whole event chunks before it");
   std::remove(path.c_str());
   std::remove(temp_path("bad-source").c_str());
+}
+
+TEST_CASE("the docs list every kind's fields in the codec's order") {
+  // docs/trace-format.md: "| 3 `alloc` | address, segment, ... |", one row per struct.
+  std::ifstream doc(TRACE_FORMAT_DOC);
+  REQUIRE(doc);
+  std::map<std::string, std::string> rows;  // kind name -> its fields as written
+  for (std::string line; std::getline(doc, line);) {
+    if (line.rfind("| ", 0) != 0) continue;
+    auto bar = line.find(" | ", 2);
+    if (bar == std::string::npos) continue;
+    std::string kinds = line.substr(2, bar - 2), fields = line.substr(bar + 3);
+    fields = fields.substr(0, fields.rfind(" |"));
+    for (std::size_t at = 0; (at = kinds.find('`', at)) != std::string::npos;) {
+      auto end = kinds.find('`', at + 1);
+      rows[kinds.substr(at + 1, end - at - 1)] = fields;
+      at = end + 1;
+    }
+  }
+  for (std::size_t k = 1; k <= kEventKindCount; ++k) {
+    auto kind = static_cast<EventKind>(k);
+    std::string want;
+    for (auto name : field_names(kind)) want += (want.empty() ? "" : ", ") + std::string(name);
+    INFO(kind_name(kind));
+    REQUIRE(rows.count(std::string(kind_name(kind))) == 1);
+    CHECK(rows[std::string(kind_name(kind))] == want);
+  }
 }

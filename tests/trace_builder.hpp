@@ -22,76 +22,61 @@ class TraceBuilder {
 
   std::uint32_t site(int line, const char* file = "model.cpp") { return writer_.intern_site(file, line, "train"); }
 
-  Event& add(EventKind k, std::uint8_t device = kSim) {
-    Event e;
-    e.kind = k;
+  // Writes a `k` event with these fields, the next time and `device`.
+  template <class Fields>
+  void add(EventKind k, const Fields& fields, std::uint8_t device = kSim) {
+    Event e(k, fields);
     e.time_ns = time_ += 1000;
     e.device = device;
-    last_ = e;
-    return last_;
+    writer_.write(e);
   }
-  void commit() { writer_.write(last_); }
 
   void segment(std::uint64_t address, std::uint64_t size, std::uint8_t device = kSim) {
-    Event& e = add(EventKind::SegmentAlloc, device);
-    e.address = address, e.size = size;
-    commit();
+    add(EventKind::SegmentAlloc, SegmentEvent{.address = address, .size = size}, device);
   }
   void segment_free(std::uint64_t address, std::uint64_t size) {
-    Event& e = add(EventKind::SegmentFree);
-    e.address = address, e.size = size;
-    commit();
+    add(EventKind::SegmentFree, SegmentEvent{.address = address, .size = size});
   }
   void alloc(std::uint64_t address, std::uint64_t size, std::uint32_t site, std::uint64_t storage = 0,
              std::uint8_t device = kSim) {
-    Event& e = add(EventKind::Alloc, device);
-    e.address = address, e.size = size, e.requested = size, e.site = site, e.storage = storage ? storage : address;
-    commit();
+    add(EventKind::Alloc,
+        AllocEvent{.address = address, .size = size, .requested = size, .storage = storage ? storage : address, .site = site},
+        device);
   }
   void free(std::uint64_t address, std::uint64_t size, std::uint8_t device = kSim) {
-    Event& e = add(EventKind::FreeRequested, device);
-    e.address = address, e.size = size;
-    commit();
+    add(EventKind::FreeRequested, FreeEvent{.address = address, .size = size}, device);
   }
   void category(std::uint64_t storage, Category c) {
-    Event& e = add(EventKind::Category);
-    e.storage = storage, e.sub = static_cast<std::uint8_t>(c);
-    commit();
+    add(EventKind::Category, CategoryEvent{.storage = storage, .category = c});
   }
-  void step() {
-    Event& e = add(EventKind::Step, 0);
-    e.step = ++steps_;
-    commit();
-  }
+  void step() { add(EventKind::Step, StepEvent{++steps_}, 0); }
   void op(const char* name, std::initializer_list<std::initializer_list<std::int64_t>> inputs,
           std::initializer_list<std::int64_t> output, std::uint64_t bytes, std::uint32_t site, bool broadcast) {
-    Event& e = add(EventKind::Op);
-    e.name = writer_.intern_string(name);
+    OpEvent o;
+    o.name = writer_.intern_string(name), o.site = site, o.bytes = bytes, o.broadcast = broadcast;
     for (auto in : inputs) {
-      ShapeRecord& r = e.inputs[e.n_inputs++];
+      ShapeRecord& r = o.inputs[o.n_inputs++];
       for (auto d : in) r.dims[r.ndim++] = d;
     }
-    for (auto d : output) e.shape.dims[e.shape.ndim++] = d;
-    e.size = bytes, e.site = site, e.broadcast = broadcast;
-    commit();
+    for (auto d : output) o.output.dims[o.output.ndim++] = d;
+    add(EventKind::Op, o);
   }
   void view(std::uint64_t storage, ViewKind kind, std::uint32_t site) {
-    Event& e = add(EventKind::View);
-    e.storage = storage, e.tensor = ++tensors_, e.sub = static_cast<std::uint8_t>(kind), e.site = site;
-    commit();
+    ViewEvent v;
+    v.storage = storage, v.tensor = ++tensors_, v.view = kind, v.site = site;
+    add(EventKind::View, v);
   }
   void copy(std::uint8_t from, std::uint64_t from_address, std::uint8_t to, std::uint64_t to_address, std::uint64_t bytes,
             CopyReason reason, std::uint32_t site) {
-    Event& e = add(EventKind::Copy, to);
-    e.device2 = from, e.address2 = from_address, e.address = to_address, e.size = bytes;
-    e.sub = static_cast<std::uint8_t>(reason), e.site = site;
-    commit();
+    add(EventKind::Copy,
+        CopyEvent{.dst_address = to_address, .src_address = from_address, .bytes = bytes, .src_device = from,
+                  .reason = reason, .site = site},
+        to);
   }
   void oom(std::uint64_t requested, std::uint64_t free_bytes, std::uint64_t reserved, std::uint64_t allocated,
            std::uint32_t site) {
-    Event& e = add(EventKind::Oom);
-    e.size = requested, e.free_bytes = free_bytes, e.reserved = reserved, e.allocated = allocated, e.site = site;
-    commit();
+    add(EventKind::Oom, FailureEvent{.size = requested, .requested = requested, .device_free = free_bytes,
+                                     .reserved = reserved, .allocated = allocated, .site = site});
   }
 
   // Closes the file and reads it back.
@@ -112,7 +97,6 @@ class TraceBuilder {
   }
   std::string path_;
   TraceWriter writer_;
-  Event last_;
   std::uint64_t time_ = 1'000'000, steps_ = 0, tensors_ = 0;
 };
 

@@ -40,17 +40,18 @@ void translate(const CUpti_Activity* record, const TranslatedNames& names, std::
       e.device = m->memoryKind == CUPTI_ACTIVITY_MEMORY_KIND_PINNED || m->memoryKind == CUPTI_ACTIVITY_MEMORY_KIND_PAGEABLE
                      ? kCpu
                      : device_index(m->deviceId);
-      e.address = m->address;
-      e.size = m->bytes;
-      e.stream = static_cast<std::int32_t>(m->streamId);
+      auto stream = static_cast<std::int32_t>(m->streamId);
       bool pooled = m->memoryPoolConfig.memoryPoolType != CUPTI_ACTIVITY_MEMORY_POOL_TYPE_INVALID;
-      if (pooled) {  // cudaMallocAsync: a block of its pool
-        e.kind = alloc ? EventKind::Alloc : EventKind::FreeRequested;
-        e.requested = alloc ? m->bytes : 0;
-        e.address2 = alloc ? m->memoryPoolConfig.address : 0;
-      } else {       // cudaMalloc / cudaFree: a segment
-        e.kind = alloc ? EventKind::SegmentAlloc : EventKind::SegmentFree;
-        e.sub = 1;  // large pool: a segment of its own
+      if (pooled && alloc) {  // cudaMallocAsync: a block of its pool
+        e.reset(EventKind::Alloc);
+        e.alloc = {.address = m->address, .segment = m->memoryPoolConfig.address, .size = m->bytes, .requested = m->bytes,
+                   .stream = stream};
+      } else if (pooled) {
+        e.reset(EventKind::FreeRequested);
+        e.free = {.address = m->address, .size = m->bytes, .stream = stream};
+      } else {  // cudaMalloc / cudaFree: a segment, in the large pool (a segment of its own)
+        e.reset(alloc ? EventKind::SegmentAlloc : EventKind::SegmentFree);
+        e.segment = {.address = m->address, .size = m->bytes, .stream = stream, .pool = Pool::Large};
       }
       out.push_back(e);
       return;
@@ -60,39 +61,35 @@ void translate(const CUpti_Activity* record, const TranslatedNames& names, std::
       Event e;
       e.time_ns = p->timestamp;
       e.device = device_index(p->deviceId);
-      e.address = p->address;
-      e.size = p->size;
-      e.sub = 1;
-      if (p->memoryPoolOperationType == CUPTI_ACTIVITY_MEMORY_POOL_OPERATION_TYPE_CREATED) e.kind = EventKind::SegmentAlloc;
-      else if (p->memoryPoolOperationType == CUPTI_ACTIVITY_MEMORY_POOL_OPERATION_TYPE_DESTROYED) e.kind = EventKind::SegmentFree;
+      if (p->memoryPoolOperationType == CUPTI_ACTIVITY_MEMORY_POOL_OPERATION_TYPE_CREATED) e.reset(EventKind::SegmentAlloc);
+      else if (p->memoryPoolOperationType == CUPTI_ACTIVITY_MEMORY_POOL_OPERATION_TYPE_DESTROYED) e.reset(EventKind::SegmentFree);
       else return;  // trimmed: the pool keeps its address range
+      e.segment = {.address = p->address, .size = p->size, .stream = 0, .pool = Pool::Large};
       out.push_back(e);
       return;
     }
     case CUPTI_ACTIVITY_KIND_MEMCPY: {
       const auto* c = reinterpret_cast<const CUpti_ActivityMemcpy6*>(record);
-      Event e;
-      e.kind = EventKind::Copy;
+      Event e(EventKind::Copy, profiler::CopyEvent{});
       e.time_ns = c->start;
       e.device = side(c->dstKind, c->deviceId);
-      e.device2 = side(c->srcKind, c->deviceId);
-      e.size = c->bytes;
+      e.copy.src_device = side(c->srcKind, c->deviceId);
+      e.copy.bytes = c->bytes;
       // Between host and device it is a transfer; on one device, a plain copy.
-      e.sub = static_cast<std::uint8_t>(e.device != e.device2 ? CopyReason::ToDevice : CopyReason::Copy);
+      e.copy.reason = e.device != e.copy.src_device ? CopyReason::ToDevice : CopyReason::Copy;
       out.push_back(e);
       return;
     }
     case CUPTI_ACTIVITY_KIND_MEMSET: {
       const auto* s = reinterpret_cast<const CUpti_ActivityMemset4*>(record);
-      Event e;
-      e.kind = EventKind::Op;
+      Event e(EventKind::Op, profiler::OpEvent{});
       e.time_ns = s->start;
-      e.duration_ns = s->end > s->start ? s->end - s->start : 0;
+      e.op.duration_ns = s->end > s->start ? s->end - s->start : 0;
       e.device = device_index(s->deviceId);
-      e.name = names.memset;
-      e.size = s->bytes;
-      e.shape.ndim = 1;
-      e.shape.dims[0] = static_cast<std::int64_t>(s->bytes);
+      e.op.name = names.memset;
+      e.op.bytes = s->bytes;
+      e.op.output.ndim = 1;
+      e.op.output.dims[0] = static_cast<std::int64_t>(s->bytes);
       out.push_back(e);
       return;
     }

@@ -1,124 +1,101 @@
 #include "event_codec.hpp"
 
+#include "event_fields.hpp"
+
 #include <limits>
 #include <type_traits>
+#include <vector>
 
 namespace memlens::profiler::codec {
 
 namespace {
 
+using event_fields::fields;
+
 struct Writer {
+  static constexpr bool kNamesOnly = false;
   std::string& out;
   DeltaState& st;
-  void u(std::uint64_t& v) { put_varint(out, v); }
-  void s(std::int64_t& v) { put_varint(out, zigzag(v)); }
+  void site(std::uint32_t& v) { put_varint(out, v); }
+  void stack(std::uint32_t& v) { put_varint(out, v); }
+  void name(std::uint32_t& v) { put_varint(out, v); }
+  void device(const char*, std::uint8_t& v) { put_varint(out, v); }
+  void u(const char*, std::uint64_t& v) { put_varint(out, v); }
+  void s(const char*, std::int64_t& v) { put_varint(out, zigzag(v)); }
   template <class T>
-  void small(T& v) { put_varint(out, static_cast<std::uint64_t>(v)); }
-  void small(bool& v) { put_varint(out, v ? 1 : 0); }
-  void address(std::uint64_t& v) {
+  void small(const char*, T& v) { put_varint(out, static_cast<std::uint64_t>(v)); }
+  template <class E>
+  void enumeration(const char*, E& v, std::size_t) { put_varint(out, static_cast<std::uint64_t>(v)); }
+  void flag(const char*, bool& v) { put_varint(out, v ? 1 : 0); }
+  void address(const char*, std::uint64_t& v) {
     put_varint(out, zigzag(static_cast<std::int64_t>(v - st.address)));
     st.address = v;
   }
-  void shape(ShapeRecord& r) {
+  void shape(const char*, ShapeRecord& r) {
     put_varint(out, r.ndim);
     for (int i = 0; i < r.ndim; ++i) put_varint(out, zigzag(r.dims[static_cast<std::size_t>(i)]));
   }
 };
 
 struct Reader {
+  static constexpr bool kNamesOnly = false;
   Input& in;
   DeltaState& st;
-  void u(std::uint64_t& v) { v = in.varint(); }
-  void s(std::int64_t& v) { v = unzigzag(in.varint()); }
+  void site(std::uint32_t& v) { small("site", v); }
+  void stack(std::uint32_t& v) { small("stack", v); }
+  void name(std::uint32_t& v) { small("name", v); }
+  void device(const char* n, std::uint8_t& v) { small(n, v); }
+  void u(const char*, std::uint64_t& v) { v = in.varint(); }
+  void s(const char*, std::int64_t& v) { v = unzigzag(in.varint()); }
   template <class T>
-  void small(T& v) {
+  void small(const char* name, T& v) {
     std::uint64_t x = in.varint();
-    if (x > static_cast<std::uint64_t>(std::numeric_limits<std::make_unsigned_t<T>>::max())) throw TraceError("field out of range");
+    if (x > static_cast<std::uint64_t>(std::numeric_limits<std::make_unsigned_t<T>>::max()))
+      throw TraceError(std::string(name) + " out of range");
     v = static_cast<T>(x);
   }
-  void small(bool& v) {
+  template <class E>
+  void enumeration(const char* name, E& v, std::size_t count) {
     std::uint64_t x = in.varint();
-    if (x > 1) throw TraceError("field out of range");
+    if (x >= count) throw TraceError(std::string(name) + " " + std::to_string(x) + " out of range");
+    v = static_cast<E>(x);
+  }
+  void flag(const char* name, bool& v) {
+    std::uint64_t x = in.varint();
+    if (x > 1) throw TraceError(std::string(name) + " out of range");
     v = x == 1;
   }
-  void address(std::uint64_t& v) {
+  void address(const char*, std::uint64_t& v) {
     v = st.address + static_cast<std::uint64_t>(unzigzag(in.varint()));
     st.address = v;
   }
-  void shape(ShapeRecord& r) {
-    small(r.ndim);
-    if (r.ndim > ShapeRecord::kMaxDims) throw TraceError("shape with more than 8 dims");
+  void shape(const char* name, ShapeRecord& r) {
+    small(name, r.ndim);
+    if (r.ndim > ShapeRecord::kMaxDims) throw TraceError(std::string(name) + " with more than 8 dims");
     for (int i = 0; i < r.ndim; ++i) r.dims[static_cast<std::size_t>(i)] = unzigzag(in.varint());
   }
 };
 
-// Zeroes the fields it walks (of the event's current kind).
-struct Clearer {
+// Collects the names, for the docs and the test that holds the docs to the codec.
+struct Namer {
+  static constexpr bool kNamesOnly = true;
+  std::vector<std::string_view>& names;
+  void site(std::uint32_t&) { names.push_back("site"); }
+  void stack(std::uint32_t&) { names.push_back("stack"); }
+  void name(std::uint32_t&) { names.push_back("name"); }
+  void device(const char* n, std::uint8_t&) { names.push_back(n); }
   template <class T>
-  void u(T& v) { v = 0; }
+  void u(const char* n, T&) { names.push_back(n); }
   template <class T>
-  void s(T& v) { v = 0; }
+  void s(const char* n, T&) { names.push_back(n); }
   template <class T>
-  void small(T& v) { v = T{}; }
-  void address(std::uint64_t& v) { v = 0; }
-  void shape(ShapeRecord& r) {
-    for (int i = 0; i < r.ndim; ++i) r.dims[static_cast<std::size_t>(i)] = 0;
-    r.ndim = 0;
-  }
+  void small(const char* n, T&) { names.push_back(n); }
+  template <class E>
+  void enumeration(const char* n, E&, std::size_t) { names.push_back(n); }
+  void flag(const char* n, bool&) { names.push_back(n); }
+  void address(const char* n, std::uint64_t&) { names.push_back(n); }
+  void shape(const char* n, ShapeRecord&) { names.push_back(n); }
 };
-
-// The fields of each kind, in file order. Both directions walk this one list.
-template <class IO>
-void fields(IO& io, Event& e) {
-  using K = EventKind;
-  switch (e.kind) {
-    case K::SegmentAlloc:
-    case K::SegmentFree:
-      io.address(e.address), io.u(e.size), io.small(e.stream), io.small(e.sub);
-      break;
-    case K::Alloc:
-      io.address(e.address), io.address(e.address2), io.u(e.size), io.u(e.requested);
-      io.small(e.stream), io.u(e.storage), io.small(e.sub), io.small(e.site), io.small(e.stack);
-      break;
-    case K::FreeRequested:
-    case K::FreeCompleted:
-      io.address(e.address), io.u(e.size), io.small(e.stream), io.u(e.storage);
-      break;
-    case K::AllocFailed:
-    case K::Oom:
-      io.u(e.size), io.u(e.free_bytes), io.u(e.reserved), io.u(e.allocated), io.small(e.stream);
-      io.small(e.site), io.small(e.stack);
-      break;
-    case K::View:
-      io.u(e.tensor), io.u(e.storage), io.small(e.sub), io.shape(e.shape), io.shape(e.strides);
-      io.s(e.offset), io.small(e.site), io.small(e.dtype);
-      break;
-    case K::Copy:
-      io.small(e.device2), io.address(e.address), io.address(e.address2), io.u(e.size);
-      io.small(e.sub), io.small(e.site);
-      break;
-    case K::Op: {
-      io.small(e.name), io.small(e.n_inputs);
-      if (e.n_inputs > e.inputs.size()) throw TraceError("op with more than 4 recorded inputs");
-      for (std::size_t i = 0; i < e.n_inputs; ++i) io.shape(e.inputs[i]);
-      io.shape(e.shape), io.u(e.size), io.small(e.broadcast), io.small(e.site), io.u(e.duration_ns);
-      break;
-    }
-    case K::ScopeBegin:
-    case K::ScopeEnd:
-      io.small(e.name);
-      break;
-    case K::Step:
-      io.u(e.step);
-      break;
-    case K::Category:
-      io.u(e.storage), io.small(e.sub);
-      break;
-    case K::AllocRetry:
-      io.u(e.size), io.u(e.requested), io.small(e.stream), io.small(e.sub), io.small(e.site);
-      break;
-  }
-}
 
 }  // namespace
 
@@ -133,21 +110,30 @@ void encode(std::string& out, const Event& e, DeltaState& st) {
 }
 
 void decode(Input& in, DeltaState& st, Event& e) {
-  Clearer clear;
-  for (std::size_t i = 0; i < e.n_inputs && i < e.inputs.size(); ++i) clear.shape(e.inputs[i]);  // before n_inputs is 0
-  fields(clear, e);  // the previous event's fields, so `e` reads as a fresh Event
-  e.kind = EventKind::Step;
   std::uint64_t kind = in.varint();
   if (!is_event_kind(kind)) throw TraceError("unknown event kind " + std::to_string(kind));
-  e.kind = static_cast<EventKind>(kind);
+  e.reset(static_cast<EventKind>(kind));
   e.time_ns = st.time + in.varint();
   st.time = e.time_ns;
   std::uint64_t thread = in.varint();
   if (thread > 0xffffffffu) throw TraceError("thread number out of range");
   e.thread = static_cast<std::uint32_t>(thread);
   Reader r{in, st};
-  r.small(e.device);
+  r.small("device", e.device);
   fields(r, e);
 }
 
 }  // namespace memlens::profiler::codec
+
+namespace memlens::profiler {
+
+std::vector<std::string_view> field_names(EventKind k) {
+  std::vector<std::string_view> names;
+  codec::Namer namer{names};
+  Event e;
+  e.reset(k);
+  event_fields::fields(namer, e);
+  return names;
+}
+
+}  // namespace memlens::profiler

@@ -54,8 +54,7 @@ struct DeltaState {
 
 // Appends `e` to `out`.
 void encode(std::string& out, const Event& e, DeltaState& st);
-// Reads one event into `e`, which may hold the previous one (only its fields are cleared,
-// not all 600 bytes); throws TraceError on malformed input.
+// Reads one event into `e` (reused from event to event); throws TraceError on malformed input.
 void decode(Input& in, DeltaState& st, Event& e);
 
 }  // namespace memlens::profiler::codec

@@ -3,6 +3,7 @@
 #include <map>
 #include <nlohmann/json.hpp>
 
+#include "event_fields.hpp"
 #include "memlens/common/scalar_type.hpp"
 
 namespace memlens::profiler {
@@ -40,36 +41,36 @@ void export_chrome_trace(const TraceReader& r, std::ostream& out) {
     };
     switch (e.kind) {
       case EventKind::Alloc:
-        counter("allocated", allocated[e.device] += e.size);
+        counter("allocated", allocated[e.device] += e.alloc.size);
         break;
       case EventKind::FreeRequested:
-        counter("allocated", allocated[e.device] -= e.size);
+        counter("allocated", allocated[e.device] -= e.free.size);
         break;
       case EventKind::SegmentAlloc:
-        counter("reserved", reserved[e.device] += e.size);
+        counter("reserved", reserved[e.device] += e.segment.size);
         break;
       case EventKind::SegmentFree:
-        counter("reserved", reserved[e.device] -= e.size);
+        counter("reserved", reserved[e.device] -= e.segment.size);
         break;
       case EventKind::Oom:
         events.push_back({{"name", "OOM (" + device_name(r, e.device) + ")"}, {"ph", "i"}, {"s", "g"}, {"ts", ts},
-                          {"pid", pid}, {"tid", e.thread}, {"args", {{"requested", e.size}, {"site", r.site_location(e.site)}}}});
+                          {"pid", pid}, {"tid", e.thread}, {"args", {{"requested", e.failure.requested}, {"site", r.site_location(e.failure.site)}}}});
         break;
       case EventKind::Step:
-        events.push_back({{"name", "step " + std::to_string(e.step)}, {"ph", "i"}, {"s", "g"}, {"ts", ts}, {"pid", pid},
+        events.push_back({{"name", "step " + std::to_string(e.step.number)}, {"ph", "i"}, {"s", "g"}, {"ts", ts}, {"pid", pid},
                           {"tid", e.thread}});
         break;
       case EventKind::ScopeBegin:
       case EventKind::ScopeEnd:
-        events.push_back({{"name", r.string(e.name)}, {"ph", e.kind == EventKind::ScopeBegin ? "B" : "E"}, {"ts", ts},
+        events.push_back({{"name", r.string(e.scope.name)}, {"ph", e.kind == EventKind::ScopeBegin ? "B" : "E"}, {"ts", ts},
                           {"pid", pid}, {"tid", e.thread}, {"cat", "scope"}});
         break;
       case EventKind::Op: {
-        double dur = static_cast<double>(e.duration_ns) / 1000.0;
-        events.push_back({{"name", r.string(e.name)}, {"ph", "X"}, {"ts", ts - dur}, {"dur", dur}, {"pid", pid},
+        double dur = static_cast<double>(e.op.duration_ns) / 1000.0;
+        events.push_back({{"name", r.string(e.op.name)}, {"ph", "X"}, {"ts", ts - dur}, {"dur", dur}, {"pid", pid},
                           {"tid", e.thread}, {"cat", "op"},
-                          {"args", {{"output", shape_json(e.shape)}, {"bytes", e.size}, {"broadcast", e.broadcast},
-                                    {"site", r.site_location(e.site)}}}});
+                          {"args", {{"output", shape_json(e.op.output)}, {"bytes", e.op.bytes}, {"broadcast", e.op.broadcast},
+                                    {"site", r.site_location(e.op.site)}}}});
         break;
       }
       default: break;
@@ -81,52 +82,47 @@ void export_chrome_trace(const TraceReader& r, std::ostream& out) {
   out << doc.dump() << "\n";
 }
 
+namespace {
+
+// Writes a kind's fields under the codec's names (event_fields.hpp), enums by name, ids
+// resolved: the export can never miss a field the trace has.
+struct JsonFields {
+  static constexpr bool kNamesOnly = false;
+  const TraceReader& r;
+  json& j;
+  void u(const char* n, std::uint64_t& v) { j[n] = v; }
+  void s(const char* n, std::int64_t& v) { j[n] = v; }
+  template <class T>
+  void small(const char* n, T& v) { j[n] = v; }
+  void enumeration(const char* n, Pool& v, std::size_t) { j[n] = v == Pool::Large ? "large" : "small"; }
+  void enumeration(const char* n, Category& v, std::size_t) { j[n] = category_name(v); }
+  void enumeration(const char* n, ViewKind& v, std::size_t) { j[n] = view_kind_name(v); }
+  void enumeration(const char* n, CopyReason& v, std::size_t) { j[n] = copy_reason_name(v); }
+  void enumeration(const char* n, ScalarType& v, std::size_t) { j[n] = dtype_repr(v); }
+  void flag(const char* n, bool& v) { j[n] = v; }
+  void address(const char* n, std::uint64_t& v) { j[n] = v; }
+  void shape(const char* n, ShapeRecord& v) {
+    if (std::string_view(n) == "input") j["inputs"].push_back(shape_json(v));
+    else j[n] = shape_json(v);
+  }
+  void site(std::uint32_t& v) {
+    if (v) j["site"] = r.site_location(v);
+  }
+  void stack(std::uint32_t& v) {
+    if (v) j["stack"] = v;
+  }
+  void name(std::uint32_t& v) { j["name"] = r.string(v); }
+  void device(const char* n, std::uint8_t& v) { j[n] = device_name(r, v); }
+};
+
+}  // namespace
+
 void export_json_events(const TraceReader& r, std::ostream& out) {
   r.for_each([&](const Event& e) {
     json j = {{"kind", kind_name(e.kind)}, {"t_ns", e.time_ns}, {"thread", e.thread}, {"device", device_name(r, e.device)}};
-    switch (e.kind) {
-      case EventKind::SegmentAlloc:
-      case EventKind::SegmentFree:
-        j.update({{"address", e.address}, {"size", e.size}, {"stream", e.stream}, {"pool", e.sub ? "large" : "small"}});
-        break;
-      case EventKind::Alloc:
-        j.update({{"address", e.address}, {"size", e.size}, {"requested", e.requested}, {"stream", e.stream},
-                  {"storage", e.storage}, {"category", category_name(static_cast<Category>(e.sub))}});
-        break;
-      case EventKind::FreeRequested:
-      case EventKind::FreeCompleted:
-        j.update({{"address", e.address}, {"size", e.size}, {"stream", e.stream}, {"storage", e.storage}});
-        break;
-      case EventKind::AllocFailed:
-      case EventKind::Oom:
-        j.update({{"requested", e.size}, {"device_free", e.free_bytes}, {"reserved", e.reserved}, {"allocated", e.allocated}});
-        break;
-      case EventKind::View:
-        j.update({{"tensor", e.tensor}, {"storage", e.storage}, {"dtype", dtype_repr(static_cast<ScalarType>(e.dtype))}, {"view", view_kind_name(static_cast<ViewKind>(e.sub))},
-                  {"sizes", shape_json(e.shape)}, {"strides", shape_json(e.strides)}, {"offset", e.offset}});
-        break;
-      case EventKind::Copy:
-        j.update({{"from_device", device_name(r, e.device2)}, {"from_address", e.address2}, {"to_address", e.address},
-                  {"bytes", e.size}, {"reason", copy_reason_name(static_cast<CopyReason>(e.sub))}});
-        break;
-      case EventKind::Op: {
-        json inputs = json::array();
-        for (std::size_t i = 0; i < e.n_inputs; ++i) inputs.push_back(shape_json(e.inputs[i]));
-        j.update({{"name", r.string(e.name)}, {"inputs", inputs}, {"output", shape_json(e.shape)}, {"bytes", e.size},
-                  {"broadcast", e.broadcast}, {"duration_ns", e.duration_ns}});
-        break;
-      }
-      case EventKind::ScopeBegin:
-      case EventKind::ScopeEnd: j["name"] = r.string(e.name); break;
-      case EventKind::Step: j["step"] = e.step; break;
-      case EventKind::Category:
-        j.update({{"storage", e.storage}, {"category", category_name(static_cast<Category>(e.sub))}});
-        break;
-      case EventKind::AllocRetry:
-        j.update({{"requested", e.requested}, {"size", e.size}, {"stream", e.stream}, {"pool", e.sub ? "large" : "small"}});
-        break;
-    }
-    if (e.site) j["site"] = r.site_location(e.site);
+    if (e.kind == EventKind::Op) j["inputs"] = json::array();
+    JsonFields io{r, j};
+    event_fields::fields(io, const_cast<Event&>(e));  // JsonFields only reads
     out << j.dump() << "\n";
   });
 }

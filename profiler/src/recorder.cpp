@@ -316,7 +316,7 @@ class Recorder final : public instrument::Sink {
     ThreadRing& ring = local();
     bool failure = kind == EventKind::AllocFailed || kind == EventKind::Oom;
     bool wants_stack = may_stack && stack_depth_ && (kind == EventKind::Alloc || failure);
-    std::size_t n = failure ? 12 : 9;
+    std::size_t n = failure ? 13 : 9;
     std::uint64_t* w = reserve(ring, n + (wants_stack ? static_cast<std::size_t>(stack_depth_) : 0));
     int depth = wants_stack ? frame_pointer_backtrace(w + n, stack_depth_) : 0;
     bool pooled = kind == EventKind::SegmentAlloc || kind == EventKind::SegmentFree || kind == EventKind::AllocRetry;
@@ -330,7 +330,7 @@ class Recorder final : public instrument::Sink {
     w[8] = static_cast<std::uint64_t>(static_cast<std::int64_t>(a.stream));
     if (failure) {
       w[9] = static_cast<std::uint64_t>(a.device_free), w[10] = static_cast<std::uint64_t>(a.reserved);
-      w[11] = static_cast<std::uint64_t>(a.allocated);
+      w[11] = static_cast<std::uint64_t>(a.allocated), w[12] = static_cast<std::uint64_t>(a.largest_free_block);
     }
     publish(ring, n + static_cast<std::size_t>(depth));
   }
@@ -345,56 +345,68 @@ class Recorder final : public instrument::Sink {
   };
   static Decoded decode(const std::uint64_t* w, const RecordHeader& h, Event& e) {
     Decoded d;
-    e.kind = static_cast<EventKind>(h.kind);
+    e.reset(static_cast<EventKind>(h.kind));
     e.device = h.device;
-    e.sub = h.sub;
     e.time_ns = w[1];
+    auto stream = [](std::uint64_t v) { return static_cast<std::int32_t>(static_cast<std::int64_t>(v)); };
+    auto pool = [&] { return h.sub ? Pool::Large : Pool::Small; };
+    d.site = reinterpret_cast<const void*>(w[7]);
     switch (e.kind) {
-      case EventKind::SegmentAlloc: case EventKind::SegmentFree: case EventKind::Alloc:
-      case EventKind::FreeRequested: case EventKind::FreeCompleted: case EventKind::AllocFailed:
-      case EventKind::Oom: case EventKind::AllocRetry: {
-        e.address = w[2], e.size = w[3], e.requested = w[4], e.address2 = w[5], e.storage = w[6];
-        d.site = reinterpret_cast<const void*>(w[7]);
-        e.stream = static_cast<std::int32_t>(static_cast<std::int64_t>(w[8]));
-        std::size_t n = 9;
-        if (e.kind == EventKind::AllocFailed || e.kind == EventKind::Oom) {
-          e.free_bytes = w[9], e.reserved = w[10], e.allocated = w[11];
-          n = 12;
-        }
-        d.frames = w + n, d.depth = h.extra;
+      case EventKind::SegmentAlloc: case EventKind::SegmentFree:
+        e.segment = {.address = w[2], .size = w[3], .stream = stream(w[8]), .pool = pool()};
+        d.site = nullptr;
         break;
-      }
+      case EventKind::Alloc:
+        e.alloc = {.address = w[2], .segment = w[5], .size = w[3], .requested = w[4], .storage = w[6], .stream = stream(w[8])};
+        d.frames = w + 9, d.depth = h.extra;
+        break;
+      case EventKind::FreeRequested: case EventKind::FreeCompleted:
+        e.free = {.address = w[2], .size = w[3], .storage = w[6], .stream = stream(w[8])};
+        d.site = nullptr;
+        break;
+      case EventKind::AllocFailed: case EventKind::Oom:
+        e.failure = {.size = w[3], .requested = w[4], .device_free = w[9], .reserved = w[10], .allocated = w[11],
+                     .largest_free_block = w[12], .stream = stream(w[8])};
+        d.frames = w + 13, d.depth = h.extra;
+        break;
+      case EventKind::AllocRetry:
+        e.retry = {.size = w[3], .requested = w[4], .stream = stream(w[8]), .pool = pool()};
+        break;
       case EventKind::View: {
-        e.tensor = w[2], e.storage = w[3], e.offset = static_cast<std::int64_t>(w[4]);
+        e.view.tensor = w[2], e.view.storage = w[3], e.view.offset = static_cast<std::int64_t>(w[4]);
+        e.view.view = static_cast<ViewKind>(h.sub), e.view.dtype = static_cast<ScalarType>(h.flags);
         d.site = reinterpret_cast<const void*>(w[5]);
-        e.dtype = h.flags;
-        e.shape.ndim = e.strides.ndim = static_cast<std::uint8_t>(h.extra);
+        e.view.sizes.ndim = e.view.strides.ndim = static_cast<std::uint8_t>(h.extra);
         for (std::size_t i = 0; i < h.extra; ++i) {
-          e.shape.dims[i] = static_cast<std::int64_t>(w[6 + i]);
-          e.strides.dims[i] = static_cast<std::int64_t>(w[6 + h.extra + i]);
+          e.view.sizes.dims[i] = static_cast<std::int64_t>(w[6 + i]);
+          e.view.strides.dims[i] = static_cast<std::int64_t>(w[6 + h.extra + i]);
         }
         break;
       }
       case EventKind::Copy:
-        e.address = w[2], e.address2 = w[3], e.size = w[4];
+        e.copy = {.dst_address = w[2], .src_address = w[3], .bytes = w[4], .src_device = static_cast<std::uint8_t>(h.extra),
+                  .reason = static_cast<CopyReason>(h.sub)};
         d.site = reinterpret_cast<const void*>(w[5]);
-        e.device2 = static_cast<std::uint8_t>(h.extra);
         break;
       case EventKind::Op: {
-        e.duration_ns = w[1] - std::min(w[1], w[2]);  // in ticks until the writer converts it
+        e.op.duration_ns = w[1] - std::min(w[1], w[2]);  // in ticks until the writer converts it
         d.name = reinterpret_cast<const char*>(w[3]);
-        e.size = w[4];
+        e.op.bytes = w[4];
         d.site = reinterpret_cast<const void*>(w[5]);
-        e.broadcast = h.flags != 0;
-        e.n_inputs = static_cast<std::uint8_t>(h.extra);
-        const std::uint64_t* p = get_dims(w + 6, e.shape);
-        for (std::size_t i = 0; i < e.n_inputs; ++i) p = get_dims(p, e.inputs[i]);
+        e.op.broadcast = h.flags != 0;
+        e.op.n_inputs = static_cast<std::uint8_t>(h.extra);
+        const std::uint64_t* p = get_dims(w + 6, e.op.output);
+        for (std::size_t i = 0; i < e.op.n_inputs; ++i) p = get_dims(p, e.op.inputs[i]);
         break;
       }
-      case EventKind::Category: e.storage = w[2]; break;
+      case EventKind::Category:
+        e.category = {.storage = w[2], .category = static_cast<Category>(h.sub)};
+        d.site = nullptr;
+        break;
       case EventKind::ScopeBegin: case EventKind::ScopeEnd: case EventKind::Step:
+        d.site = nullptr;
         d.name = reinterpret_cast<const char*>(w[2]);
-        e.step = w[3];
+        if (e.kind == EventKind::Step) e.step.number = w[3];
         break;
     }
     return d;
@@ -478,18 +490,18 @@ class Recorder final : public instrument::Sink {
         Decoded d = decode(w, h, e);
         e.thread = ring->number();
         if (e.kind == EventKind::Op)
-          e.duration_ns = static_cast<std::uint64_t>(static_cast<double>(e.duration_ns) * ns_per_tick_);
+          e.op.duration_ns = static_cast<std::uint64_t>(static_cast<double>(e.op.duration_ns) * ns_per_tick_);
         e.time_ns = to_ns(e.time_ns);
-        e.site = d.site ? writer_->intern_site_address(reinterpret_cast<std::uint64_t>(d.site)) : 0;
+        if (d.site) *e.site_field() = writer_->intern_site_address(reinterpret_cast<std::uint64_t>(d.site));
         if (d.depth > 0) {
           std::array<const void*, kMaxFrames> frames;
           for (int i = 0; i < d.depth; ++i) frames[static_cast<std::size_t>(i)] = reinterpret_cast<const void*>(d.frames[i]);
-          e.stack = writer_->intern_stack(frames.data(), d.depth);
+          *e.stack_field() = writer_->intern_stack(frames.data(), d.depth);
         }
         if (d.name) {
           auto [it, fresh] = name_ids_.emplace(d.name, 0);
           if (fresh) it->second = writer_->intern_string(d.name);
-          e.name = it->second;
+          *e.name_field() = it->second;
         }
         writer_->write(e);
       });

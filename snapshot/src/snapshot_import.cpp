@@ -108,10 +108,10 @@ struct DeviceState {
     --it;
     return a < it->first + it->second ? it->first : 0;
   }
-  bool is_small(std::uint64_t a, std::uint64_t size) const {
+  Pool pool_of(std::uint64_t a, std::uint64_t size) const {
     auto it = small_pool.upper_bound(a);
-    if (it != small_pool.begin()) return std::prev(it)->second;
-    return size == kSmallSegmentBytes;
+    bool small = it != small_pool.begin() ? std::prev(it)->second : size == kSmallSegmentBytes;
+    return small ? Pool::Small : Pool::Large;
   }
 };
 
@@ -433,10 +433,8 @@ class SnapshotImporter {
   }
 
   void step(std::uint64_t t) {
-    Event e;
-    e.kind = EventKind::Step;
+    Event e(EventKind::Step, profiler::StepEvent{++summary_.steps});
     e.time_ns = t;
-    e.step = ++summary_.steps;
     emit(e);
   }
 
@@ -445,11 +443,9 @@ class SnapshotImporter {
     for (std::size_t d = 0; d < start_.size(); ++d) {
       DeviceState& s = start_[d];
       for (auto [addr, size] : s.segments) {
-        Event e;
-        e.kind = EventKind::SegmentAlloc;
+        Event e(EventKind::SegmentAlloc, profiler::SegmentEvent{.address = addr, .size = size, .stream = 0,
+                                                                .pool = devices_[d].pool_of(addr, size)});
         e.device = static_cast<std::uint8_t>(d);
-        e.address = addr, e.size = size;
-        e.sub = devices_[d].is_small(addr, size) ? 0 : 1;
         emit(e);
         devices_[d].segments[addr] = size;
         devices_[d].reserved += size;
@@ -461,12 +457,9 @@ class SnapshotImporter {
       for (auto& [addr, b] : blocks) {
         auto [site, stack] = site_and_stack(b.frames);
         if (!site) site = before ? before : (before = writer_->intern_site("<before recording>", 0, "", Language::Unknown));
-        Event e;
-        e.kind = EventKind::Alloc;
+        Event e(EventKind::Alloc, profiler::AllocEvent{.address = addr, .segment = devices_[d].segment_of(addr),
+                                                       .size = b.size, .requested = b.size, .site = site, .stack = stack});
         e.device = static_cast<std::uint8_t>(d);
-        e.address = addr, e.address2 = devices_[d].segment_of(addr);
-        e.size = e.requested = b.size;
-        e.site = site, e.stack = stack;
         emit(e);
         devices_[d].blocks[addr] = b;
         devices_[d].allocated += b.size;
@@ -480,19 +473,16 @@ class SnapshotImporter {
     Event e;
     e.time_ns = time_ns(x);
     e.device = static_cast<std::uint8_t>(x.device);
-    e.address = x.addr;
-    e.stream = x.stream;
     switch (x.action) {
       case Action::SegmentAlloc:
-        e.kind = EventKind::SegmentAlloc;
-        e.size = x.size;
-        e.sub = d.is_small(x.addr, x.size) ? 0 : 1;
+        e.reset(EventKind::SegmentAlloc);
+        e.segment = {.address = x.addr, .size = x.size, .stream = x.stream, .pool = d.pool_of(x.addr, x.size)};
         d.segments[x.addr] = x.size;
         d.reserved += x.size;
         break;
       case Action::SegmentFree:
-        e.kind = EventKind::SegmentFree;
-        e.size = x.size;
+        e.reset(EventKind::SegmentFree);
+        e.segment = {.address = x.addr, .size = x.size, .stream = x.stream, .pool = d.pool_of(x.addr, x.size)};
         d.erase_range(x.addr, x.size);
         d.reserved -= std::min(d.reserved, x.size);
         break;
@@ -503,10 +493,9 @@ class SnapshotImporter {
           in_step_frame_ = under;
         }
         auto [site, stack] = site_and_stack(x.frames);
-        e.kind = EventKind::Alloc;
-        e.address2 = d.segment_of(x.addr);
-        e.size = e.requested = x.size;
-        e.site = site, e.stack = stack;
+        e.reset(EventKind::Alloc);
+        e.alloc = {.address = x.addr, .segment = d.segment_of(x.addr), .size = x.size, .requested = x.size,
+                   .stream = x.stream, .site = site, .stack = stack};
         if (auto old = d.blocks.find(x.addr); old != d.blocks.end()) d.allocated -= std::min(d.allocated, old->second.size);
         d.blocks[x.addr] = {x.size, x.frames};
         d.allocated += x.size;
@@ -520,27 +509,24 @@ class SnapshotImporter {
           d.allocated -= std::min(d.allocated, it->second.size);
           d.blocks.erase(it);
         }
-        e.kind = EventKind::FreeRequested;
-        e.size = x.size;
+        e.reset(EventKind::FreeRequested);
+        e.free = {.address = x.addr, .size = x.size, .stream = x.stream};
         emit(e);
-        e.kind = EventKind::FreeCompleted;
+        e.kind = EventKind::FreeCompleted;  // the same fields
         break;
       }
       case Action::Oom: {
         auto [site, stack] = site_and_stack(x.frames);
-        e.kind = EventKind::Oom;
-        e.size = x.size;
-        e.free_bytes = x.extra;
-        e.reserved = d.reserved, e.allocated = d.allocated;
-        e.site = site, e.stack = stack;
+        e.reset(EventKind::Oom);
+        e.failure = {.size = x.size, .requested = x.size, .device_free = x.extra, .reserved = d.reserved,
+                     .allocated = d.allocated, .stream = x.stream, .site = site, .stack = stack};
         break;
       }
       case Action::Begin:
       case Action::End: {
-        e.kind = x.action == Action::Begin ? EventKind::ScopeBegin : EventKind::ScopeEnd;
+        e.reset(x.action == Action::Begin ? EventKind::ScopeBegin : EventKind::ScopeEnd);
         const std::string& name = names_[x.extra];
-        e.name = writer_->intern_string(name);
-        e.address = 0, e.stream = 0;
+        e.scope.name = writer_->intern_string(name);
         emit(e);
         if (x.action == Action::End && !options_.step_at_scope.empty() && glob_match(options_.step_at_scope, name))
           step(e.time_ns);

@@ -21,7 +21,7 @@ struct PassState {
   const LiveBlock* block = nullptr;  // what LiveMemory::apply returned for it (after() only)
 
   std::uint64_t since_start(std::uint64_t t) const { return t > first_time_ns ? t - first_time_ns : 0; }
-  const std::string& name(const profiler::Event& e) const { return trace.string(e.name); }
+  const std::string& name(const profiler::Event& e) const { return trace.string(e.name()); }
 };
 
 class Analysis {

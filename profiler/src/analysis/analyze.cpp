@@ -67,7 +67,7 @@ Report analyze(const profiler::TraceReader& trace, const AnalysisOptions& option
   trace.for_each([&](const Event& e) {
     if (first) s.first_time_ns = e.time_ns, first = false;
     last_time = std::max(last_time, e.time_ns);
-    s.site = sites.map(e.site);
+    s.site = sites.map(e.site());
     s.block = nullptr;
     for (auto& a : analyses) a->before(e, s);
     s.block = live.apply(e, s.site, s.event_index, s.step);

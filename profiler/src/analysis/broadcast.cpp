@@ -25,8 +25,8 @@ bool materializes(CopyReason r) {
 class BroadcastAnalysis final : public Analysis {
  public:
   void after(const Event& e, const PassState& s) override {
-    if (e.kind == EventKind::Op && e.broadcast) on_op(e, s);
-    else if (e.kind == EventKind::Copy && materializes(static_cast<CopyReason>(e.sub))) on_copy(e, s);
+    if (e.kind == EventKind::Op && e.op.broadcast) on_op(e.op, e.time_ns, s);
+    else if (e.kind == EventKind::Copy && materializes(e.copy.reason)) on_copy(e, s);
   }
 
   void finish(const PassState& s, Report& r) override {
@@ -45,34 +45,36 @@ class BroadcastAnalysis final : public Analysis {
   }
 
  private:
-  void on_op(const Event& e, const PassState& s) {
+  void on_op(const profiler::OpEvent& op, std::uint64_t time_ns, const PassState& s) {
     ++broadcast_ops_;
     std::uint64_t largest = 0;
-    for (int i = 0; i < e.n_inputs; ++i) largest = std::max(largest, numel(e.inputs[static_cast<std::size_t>(i)]));
-    double factor = largest ? static_cast<double>(numel(e.shape)) / static_cast<double>(largest) : 0;
-    if (factor < s.options.broadcast_factor || e.size < s.options.broadcast_floor) return;
-    std::string key = std::to_string(s.site) + "|" + s.name(e) + "|" + shape_text(e.shape);
-    for (int i = 0; i < e.n_inputs; ++i) key += "|" + shape_text(e.inputs[static_cast<std::size_t>(i)]);
+    for (std::size_t i = 0; i < op.n_inputs; ++i) largest = std::max(largest, numel(op.inputs[i]));
+    double factor = largest ? static_cast<double>(numel(op.output)) / static_cast<double>(largest) : 0;
+    if (factor < s.options.broadcast_factor || op.bytes < s.options.broadcast_floor) return;
+    const std::string& name = s.trace.string(op.name);
+    std::string key = std::to_string(s.site) + "|" + name + "|" + shape_text(op.output);
+    for (std::size_t i = 0; i < op.n_inputs; ++i) key += "|" + shape_text(op.inputs[i]);
     BroadcastFinding& f = ops_[key];
     if (f.count++ == 0) {
       f.site = s.site;
-      f.op = s.name(e);
-      f.inputs.assign(e.inputs.begin(), e.inputs.begin() + e.n_inputs);
-      f.output = e.shape;
+      f.op = name;
+      f.inputs.assign(op.inputs.begin(), op.inputs.begin() + op.n_inputs);
+      f.output = op.output;
       f.factor = factor;
-      f.bytes = e.size;
-      f.time_ns = s.since_start(e.time_ns);
+      f.bytes = op.bytes;
+      f.time_ns = s.since_start(time_ns);
     }
   }
 
   void on_copy(const Event& e, const PassState& s) {
-    const LiveBlock* src = s.live.containing(e.device2, e.address2);
-    if (!src || e.size <= src->size || !src->storage) return;
+    const profiler::CopyEvent& c = e.copy;
+    const LiveBlock* src = s.live.containing(c.src_device, c.src_address);
+    if (!src || c.bytes <= src->size || !src->storage) return;
     const ViewChain* views = s.live.views(src->storage);
     if (!views || !views->has(profiler::ViewKind::Expand)) return;
-    MaterializedExpand& m = expands_[{s.site, e.size}];
+    MaterializedExpand& m = expands_[{s.site, c.bytes}];
     if (m.count++ == 0) m.time_ns = s.since_start(e.time_ns);
-    m.site = s.site, m.bytes = e.size, m.source_bytes = src->size;
+    m.site = s.site, m.bytes = c.bytes, m.source_bytes = src->size;
   }
 
   std::uint64_t broadcast_ops_ = 0;

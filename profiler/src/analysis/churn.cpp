@@ -26,12 +26,12 @@ class ChurnAnalysis final : public Analysis {
         op_sites_.insert(s.site);
         return;
       case EventKind::Copy:
-        if (e.device != e.device2 || layout_copy_chain(e, s)) op_sites_.insert(s.site);
+        if (e.device != e.copy.src_device || layout_copy_chain(e, s)) op_sites_.insert(s.site);
         return;
       case EventKind::Alloc: {
         if (s.step == 0) return;  // set-up, before the first step boundary
         last_alloc_step_ = s.step;
-        Repeat& r = repeats_[{s.site, e.size}];
+        Repeat& r = repeats_[{s.site, e.alloc.size}];
         ++r.allocs;
         if (r.steps == 0 || r.last_step != s.step) {
           if (r.steps == 0) r.first_step = s.step, r.first_ns = s.since_start(e.time_ns);

@@ -22,14 +22,14 @@ class ContiguityAnalysis final : public Analysis {
     if (e.kind != EventKind::Copy) return;
     std::optional<std::string> layout = layout_copy_chain(e, s);
     if (!layout) return;
-    auto reason = static_cast<CopyReason>(e.sub);
+    CopyReason reason = e.copy.reason;
     const std::string& chain = *layout;
     Entry& entry = copies_[{s.site, static_cast<int>(reason), chain}];
     LayoutCopy& c = entry.copy;
     if (c.count++ == 0) c.time_ns = s.since_start(e.time_ns);
     if (c.steps == 0 || entry.last_step != s.step) ++c.steps, entry.last_step = s.step;
     c.site = s.site, c.reason = reason, c.view_chain = chain;
-    c.bytes += e.size;
+    c.bytes += e.copy.bytes;
   }
 
   void finish(const PassState& s, Report& r) override {
@@ -55,11 +55,11 @@ class ContiguityAnalysis final : public Analysis {
 }  // namespace
 
 std::optional<std::string> layout_copy_chain(const Event& e, const PassState& s) {
-  auto reason = static_cast<CopyReason>(e.sub);
-  if (e.kind != EventKind::Copy || e.device != e.device2) return std::nullopt;
+  if (e.kind != EventKind::Copy || e.device != e.copy.src_device) return std::nullopt;
+  CopyReason reason = e.copy.reason;
   if (reason != CopyReason::Contiguous && reason != CopyReason::Reshape && reason != CopyReason::OpInternal) return std::nullopt;
   std::string chain;
-  if (const LiveBlock* src = s.live.containing(e.device2, e.address2); src && src->storage)
+  if (const LiveBlock* src = s.live.containing(e.copy.src_device, e.copy.src_address); src && src->storage)
     if (const ViewChain* v = s.live.views(src->storage)) chain = v->text();
   // An op's own copies (a dtype cast, an accumulator) are layout copies only when the
   // input was made non-contiguous by a view.

@@ -20,8 +20,9 @@ class FragmentationAnalysis final : public Analysis {
     OomReport o;
     o.device = e.device;
     o.time_ns = s.since_start(e.time_ns);
-    o.requested = e.size;
-    o.device_free = e.free_bytes, o.reserved = e.reserved, o.allocated = e.allocated;
+    const profiler::FailureEvent& f = e.failure;
+    o.requested = f.requested ? f.requested : f.size;
+    o.device_free = f.device_free, o.reserved = f.reserved, o.allocated = f.allocated;
     o.largest_free_block = s.live.largest_free_block(e.device);
     o.site = s.site;
     o.event_index = s.event_index;

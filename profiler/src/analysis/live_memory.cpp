@@ -54,10 +54,10 @@ const LiveBlock* LiveMemory::apply(const profiler::Event& e, SiteId site, std::u
   switch (e.kind) {
     case EventKind::SegmentAlloc:
       d.touched = true;
-      if (d.segments.insert_or_assign(e.address, e.size).second) d.reserved += e.size;
+      if (d.segments.insert_or_assign(e.segment.address, e.segment.size).second) d.reserved += e.segment.size;
       return nullptr;
     case EventKind::SegmentFree: {
-      auto it = d.segments.find(e.address);
+      auto it = d.segments.find(e.segment.address);
       if (it != d.segments.end()) {
         d.reserved -= it->second;
         d.segments.erase(it);
@@ -65,21 +65,22 @@ const LiveBlock* LiveMemory::apply(const profiler::Event& e, SiteId site, std::u
       return nullptr;
     }
     case EventKind::Alloc: {
+      const profiler::AllocEvent& a = e.alloc;
       d.touched = true;
-      if (auto old = d.blocks.find(e.address); old != d.blocks.end()) {  // a free the trace lost
+      if (auto old = d.blocks.find(a.address); old != d.blocks.end()) {  // a free the trace lost
         account(old->second, -1);
         d.blocks.erase(old);
       }
       LiveBlock b;
-      b.address = e.address, b.size = e.size, b.requested = e.requested, b.segment = e.address2;
-      b.storage = e.storage, b.time_ns = e.time_ns, b.event_index = event_index, b.step = step;
-      b.site = site, b.stack = e.stack, b.device = e.device, b.stream = e.stream;
+      b.address = a.address, b.size = a.size, b.requested = a.requested, b.segment = a.segment;
+      b.storage = a.storage, b.time_ns = e.time_ns, b.event_index = event_index, b.step = step;
+      b.site = site, b.stack = a.stack, b.device = e.device, b.stream = a.stream, b.category = a.category;
       account(b, +1);
-      if (b.storage) storage_[b.storage] = {e.device, e.address};
-      return &d.blocks.insert_or_assign(e.address, b).first->second;
+      if (b.storage) storage_[b.storage] = {e.device, a.address};
+      return &d.blocks.insert_or_assign(a.address, b).first->second;
     }
     case EventKind::FreeRequested: {
-      auto it = d.blocks.find(e.address);
+      auto it = d.blocks.find(e.free.address);
       if (it == d.blocks.end()) return nullptr;  // allocated before a snapshot could see it
       removed_ = it->second;
       account(removed_, -1);
@@ -88,20 +89,20 @@ const LiveBlock* LiveMemory::apply(const profiler::Event& e, SiteId site, std::u
       return &removed_;
     }
     case EventKind::View: {
-      auto kind = static_cast<ViewKind>(e.sub);
-      if (!e.storage || !reorders(kind)) return nullptr;
+      ViewKind kind = e.view.view;
+      if (!e.view.storage || !reorders(kind)) return nullptr;
       // Each kind once, in the order first seen: a loop that transposes the same storage
       // every step has a "transpose" chain, not one link per step.
-      ViewChain& c = views_[e.storage];
+      ViewChain& c = views_[e.view.storage];
       if (!c.has(kind) && c.n < c.kinds.size()) c.kinds[c.n++] = kind;
       return nullptr;
     }
     case EventKind::Category: {
-      auto s = storage_.find(e.storage);
+      auto s = storage_.find(e.category.storage);
       if (s == storage_.end()) return nullptr;
       LiveBlock& b = devices_[s->second.first].blocks.at(s->second.second);
       account(b, -1);
-      b.category = static_cast<Category>(e.sub);
+      b.category = e.category.category;
       account(b, +1);
       return &b;
     }

@@ -25,12 +25,13 @@ MemoryAt memory_at(const profiler::TraceReader& trace, std::uint64_t time_ns) {
   const std::uint64_t until = time_ns > UINT64_MAX - first ? UINT64_MAX : first + time_ns;
   trace.for_each([&](const Event& e) {
     if (e.time_ns > until) return;
-    SiteId site = sites.map(e.site);
+    SiteId site = sites.map(e.site());
     const LiveBlock* b = live.apply(e, site, index++, 0);
-    if (e.kind == EventKind::View && e.storage) {
-      auto& v = views[e.storage];
+    if (e.kind == EventKind::View && e.view.storage) {
+      const profiler::ViewEvent& w = e.view;
+      auto& v = views[w.storage];
       if (v.size() == kViewsKept) v.erase(v.begin());
-      v.push_back({e.tensor, static_cast<profiler::ViewKind>(e.sub), static_cast<ScalarType>(e.dtype), e.shape, e.strides, e.offset, site});
+      v.push_back({w.tensor, w.view, w.dtype, w.sizes, w.strides, w.offset, site});
     } else if (e.kind == EventKind::FreeRequested && b && b->storage) {
       views.erase(b->storage);
     }

@@ -30,9 +30,9 @@ class PeakAnalysis final : public Analysis {
     const DeviceState& d = s.live.device(e.device);
     switch (e.kind) {
       case EventKind::Alloc: {
-        ++t.report.allocs, t.report.allocated_total += e.size;
+        ++t.report.allocs, t.report.allocated_total += e.alloc.size;
         SiteBytes& b = by_site_[s.site];
-        b.site = s.site, b.bytes += e.size, ++b.blocks;
+        b.site = s.site, b.bytes += e.alloc.size, ++b.blocks;
         break;
       }
       case EventKind::FreeRequested: ++t.report.frees; break;

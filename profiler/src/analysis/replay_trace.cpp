@@ -24,13 +24,15 @@ std::vector<ReplayRequest> replay_requests(const profiler::TraceReader& trace, c
     if (e.device != want) return;
     if (e.kind == EventKind::Oom) {
       // The request that failed, tried again at that moment (and let go: the program never had it).
-      out.push_back({ReplayRequest::Op::Alloc, next, e.requested ? e.requested : e.size, e.stream, index});
-      out.push_back({ReplayRequest::Op::Free, next++, 0, e.stream, index});
+      const profiler::FailureEvent& f = e.failure;
+      out.push_back({ReplayRequest::Op::Alloc, next, f.requested ? f.requested : f.size, f.stream, index});
+      out.push_back({ReplayRequest::Op::Free, next++, 0, f.stream, index});
     } else if (e.kind == EventKind::Alloc) {
-      live[e.address] = next;
-      out.push_back({ReplayRequest::Op::Alloc, next++, e.requested ? e.requested : e.size, e.stream, index});
-    } else if (auto it = live.find(e.address); it != live.end()) {
-      out.push_back({ReplayRequest::Op::Free, it->second, 0, e.stream, index});
+      const profiler::AllocEvent& a = e.alloc;
+      live[a.address] = next;
+      out.push_back({ReplayRequest::Op::Alloc, next++, a.requested ? a.requested : a.size, a.stream, index});
+    } else if (auto it = live.find(e.free.address); it != live.end()) {
+      out.push_back({ReplayRequest::Op::Free, it->second, 0, e.free.stream, index});
       live.erase(it);
     }
   });

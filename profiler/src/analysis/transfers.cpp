@@ -20,25 +20,26 @@ class TransferAnalysis final : public Analysis {
  public:
   void after(const Event& e, const PassState& s) override {
     if (e.kind != EventKind::Copy) return;
+    const profiler::CopyEvent& c = e.copy;
     // Any copy into a storage makes its content new.
-    if (const LiveBlock* dst = s.live.containing(e.device, e.address); dst && dst->storage) ++writes_[dst->storage];
-    if (e.device == e.device2) return;
+    if (const LiveBlock* dst = s.live.containing(e.device, c.dst_address); dst && dst->storage) ++writes_[dst->storage];
+    if (e.device == c.src_device) return;
     const auto& devices = s.trace.header().devices;
     auto name = [&](std::uint8_t d) { return d < devices.size() ? devices[d].name : "device " + std::to_string(d); };
-    Site& site = sites_[{s.site, e.device2, e.device}];
-    if (site.total.count == 0) site.total.site = s.site, site.total.from = name(e.device2), site.total.to = name(e.device);
+    Site& site = sites_[{s.site, c.src_device, e.device}];
+    if (site.total.count == 0) site.total.site = s.site, site.total.from = name(c.src_device), site.total.to = name(e.device);
     ++site.total.count;
-    site.total.bytes += e.size;
+    site.total.bytes += c.bytes;
     if (site.last_step != s.step || site.total.steps == 0) ++site.total.steps, site.last_step = s.step;
 
     if (per_step_.empty() || per_step_.back().step != s.step) per_step_.push_back({s.step, 0, 0});
     ++per_step_.back().count;
-    per_step_.back().bytes += e.size;
+    per_step_.back().bytes += c.bytes;
 
     // The source named by its storage and offset when it is a live block, else its address.
-    Source key{s.site, e.address2, 0, e.size, 0};
-    if (const LiveBlock* b = s.live.containing(e.device2, e.address2); b && b->storage)
-      key = {s.site, b->storage, e.address2 - b->address, e.size, writes_[b->storage]};
+    Source key{s.site, c.src_address, 0, c.bytes, 0};
+    if (const LiveBlock* b = s.live.containing(c.src_device, c.src_address); b && b->storage)
+      key = {s.site, b->storage, c.src_address - b->address, c.bytes, writes_[b->storage]};
     Resend& r = sources_[key];
     if (r.times == 0) r.first_ns = s.since_start(e.time_ns);
     ++r.times;

@@ -7,6 +7,8 @@
 namespace memlens {
 
 enum class ScalarType : std::uint8_t { Bool, Int64, Float32, Float64 };
+inline constexpr std::size_t kScalarTypeCount = 4;
+static_assert(static_cast<std::size_t>(ScalarType::Float64) + 1 == kScalarTypeCount);
 
 inline constexpr ScalarType kBool = ScalarType::Bool;
 inline constexpr ScalarType kInt64 = ScalarType::Int64;

@@ -16,7 +16,7 @@ class TraceError : public Error { using Error::Error; };
 inline constexpr char kTraceMagic[8] = {'M', 'E', 'M', 'T', 'R', 'A', 'C', 'E'};
 inline constexpr char kTrailerMagic[8] = {'M', 'E', 'M', 'T', 'E', 'N', 'D', '!'};
 inline constexpr std::uint32_t kChunkMagic = 0x4b4e4843;  // "CHNK"
-inline constexpr std::uint32_t kFormatVersion = 3;  // 3: stacks are site ids; sites carry a language
+inline constexpr std::uint32_t kFormatVersion = 4;  // 4: the typed vocabulary (event.hpp)
 
 enum class ChunkType : std::uint8_t { Events = 1, Strings = 2, Sites = 3, Modules = 4, Stacks = 5, Footer = 15 };
 constexpr bool is_chunk_type(std::uint8_t t) { return (t >= 1 && t <= 5) || t == 15; }
