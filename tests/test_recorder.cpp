@@ -10,6 +10,8 @@
 #include <memlens/runtime.hpp>
 #include <memlens/runtime/instrument.hpp>
 #include <nlohmann/json.hpp>
+#include <atomic>
+#include <chrono>
 #include <sstream>
 #include <fstream>
 #include <set>
@@ -144,6 +146,32 @@ TEST_CASE("eight threads recording at once lose nothing", "[concurrency]") {
   CHECK(allocs >= 8 * 500);
   CHECK(frees >= 8 * 500);
   CHECK(*r.footer_totals() == r.totals());
+  std::remove(path.c_str());
+}
+
+TEST_CASE("start and stop race steps - scopes and tensors on other threads safely", "[concurrency]") {
+  std::string path = temp_trace("start-stop-race");
+  std::atomic<bool> done{false};
+  std::vector<std::thread> workers;
+  for (int t = 0; t < 3; ++t)
+    workers.emplace_back([&] {
+      const Device sim("sim");
+      while (!done.load()) {
+        step();
+        Scope s("work");
+        Tensor a = ones({64}, sim) * 2;
+      }
+    });
+  for (int i = 0; i < 20; ++i) {
+    start(path);
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+    stop();
+    TraceReader r(path);
+    CHECK(r.problem().empty());
+    CHECK(*r.footer_totals() == r.totals());
+  }
+  done = true;
+  for (auto& w : workers) w.join();
   std::remove(path.c_str());
 }
 

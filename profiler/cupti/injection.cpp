@@ -16,6 +16,7 @@
 #include <thread>
 
 #include "activity_translation.hpp"
+#include "memlens/profiler/process_header.hpp"
 #include "memlens/profiler/trace_writer.hpp"
 
 namespace memlens::cupti {
@@ -27,15 +28,9 @@ constexpr std::size_t kBufferSize = 8 << 20;
 class Collector {
  public:
   void start(const std::string& path) {
-    profiler::TraceHeader h;
-    char exe[4096] = {};
-    ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
-    h.program = n > 0 ? std::string(exe, static_cast<std::size_t>(n)) : "?";
-    h.pid = getpid();
-    h.clock = "cupti_timestamp_ns";
-    h.devices = trace_devices();
-    h.notes = "recorded by CUPTI (libmemlens_cupti.so): segments, pool blocks, copies and memsets";
-    writer_ = std::make_unique<profiler::TraceWriter>(path, h);
+    writer_ = std::make_unique<profiler::TraceWriter>(
+        path, profiler::process_trace_header("cupti_timestamp_ns", trace_devices(),
+                                             "recorded by CUPTI (libmemlens_cupti.so): segments, pool blocks, copies and memsets"));
     names_.memset = writer_->intern_string("memset");
     check(cuptiActivityRegisterCallbacks(&Collector::buffer_requested, &Collector::buffer_completed), "cuptiActivityRegisterCallbacks");
     for (auto kind : {CUPTI_ACTIVITY_KIND_MEMORY2, CUPTI_ACTIVITY_KIND_MEMORY_POOL, CUPTI_ACTIVITY_KIND_MEMCPY,

@@ -48,4 +48,6 @@ Allocator& allocator_for(const Device& resolved) {
   throw DeviceError("no allocator for device " + resolved.str() + " (the CUDA backend is not built)");
 }
 
+std::vector<Device> allocatable_devices() { return {kCPU, Device(DeviceType::Sim)}; }
+
 }  // namespace memlens

@@ -48,6 +48,8 @@ class Allocator {
   virtual void empty_cache() = 0;
   virtual std::vector<SegmentSnapshot> snapshot() const = 0;
   virtual Device device() const = 0;
+  // Bytes the device can hold (SIZE_MAX when unbounded, as for the host).
+  virtual std::uint64_t capacity() const = 0;
   // The active configuration, parseable ("" for an allocator without knobs).
   virtual std::string config_string() const = 0;
 
@@ -71,5 +73,9 @@ class Allocator {
 
 // The allocator serving a resolved device (cpu or sim); created on first use.
 Allocator& allocator_for(const Device& resolved);
+// Every device this process can allocate on, in a fixed order (cpu, sim:0, then each CUDA
+// device the backend serves): the recorder lists them in a trace's header, where the
+// index is the events' device, and observes each one's allocator.
+std::vector<Device> allocatable_devices();
 
 }  // namespace memlens

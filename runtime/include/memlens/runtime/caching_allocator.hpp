@@ -38,6 +38,7 @@ class CachingAllocator final : public Allocator {
   void record_stream(void* ptr, StreamId stream) override;
   void empty_cache() override;
   std::vector<SegmentSnapshot> snapshot() const override;
+  std::uint64_t capacity() const override { return source_->capacity(); }
   Device device() const override { return source_->device(); }
   std::string config_string() const override { return config_.to_string(); }
   const AllocatorConfig& config() const { return config_; }

@@ -18,6 +18,7 @@ class DirectAllocator final : public Allocator {
   void record_stream(void*, StreamId) override {}
   void empty_cache() override {}
   std::vector<SegmentSnapshot> snapshot() const override;
+  std::uint64_t capacity() const override { return source_->capacity(); }
   Device device() const override { return source_->device(); }
   std::string config_string() const override { return ""; }
 
