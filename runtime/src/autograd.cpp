@@ -191,6 +191,15 @@ void backward(const Tensor& root, const Tensor& grad, bool retain_graph) {
       if (fresh) stack.push_back(e.fn.get());
     }
   }
+  // What backward allocates is its own (PyTorch's memory timeline: AUTOGRAD_DETAIL for
+  // gradients in flight, TEMPORARY for what a backward function frees before returning),
+  // never the user's unknown; a parameter's .grad is a Gradient (AccumulateGrad).
+  instrument::NewStorageCategory temporaries(instrument::Category::Temporary);
+  const StorageImpl* user_seed = grad.defined() ? grad.storage().get() : nullptr;  // stays the user's
+  auto in_flight = [&](const Tensor& g) {
+    if (!g.is_view() && g.storage().get() != user_seed) detail::emit_category(g, instrument::Category::AutogradDetail);
+  };
+  in_flight(seed);
   std::unordered_map<Node*, Tensor> buffers;
   buffers[start.fn.get()] = seed;
   // Latest-created node first among the ready ones, as PyTorch orders its ready queue.
@@ -209,6 +218,7 @@ void backward(const Tensor& root, const Tensor& grad, bool retain_graph) {
       if (i < grads.size() && grads[i].defined()) {
         auto& buf = buffers[next];
         buf = buf.defined() ? buf + grads[i] : grads[i];
+        in_flight(buf);
       }
       if (--pending[next] == 0) {
         if (buffers.count(next)) ready.push(next);

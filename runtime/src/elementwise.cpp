@@ -254,7 +254,9 @@ Tensor Tensor::relu() const {
   MEMLENS_API_ENTRY();
   Tensor out = unary_kernel(*this, "relu", dtype(), [](auto u) { return u > decltype(u)(0) ? u : decltype(u)(0); });
   autograd::record(out, "ReluBackward0", {*this}, [r = SavedTensor(out, true)](const Tensor& g, const Node& n) {
-    return Grads{g * r.unpack(n).gt(0).to(g.dtype())};
+    // One fused pass, as PyTorch's threshold_backward: no mask or cast tensors in between.
+    return Grads{binary_kernel<false>(g, r.unpack(n), g.dtype(), "threshold_backward",
+                                      [](auto gv, auto rv) { return rv > decltype(rv)(0) ? gv : decltype(gv)(0); })};
   });
   return out;
 }

@@ -87,7 +87,8 @@ Tensor Tensor::mm(const Tensor& o) const {
   trace.done("mm", {this, &o}, out);
   autograd::record(out, "MmBackward0", {*this, o},
                    [a = SavedTensor(*this), b = SavedTensor(o)](const Tensor& g, const Node& n) {
-                     return Grads{g.mm(b.unpack(n).t()), a.unpack(n).t().mm(g)};
+                     return Grads{n.needs_input_grad(0) ? g.mm(b.unpack(n).t()) : Tensor(),
+                                  n.needs_input_grad(1) ? a.unpack(n).t().mm(g) : Tensor()};
                    });
   return out;
 }
@@ -112,7 +113,8 @@ Tensor Tensor::bmm(const Tensor& o) const {
   trace.done("bmm", {this, &o}, out);
   autograd::record(out, "BmmBackward0", {*this, o},
                    [a = SavedTensor(*this), b = SavedTensor(o)](const Tensor& g, const Node& n) {
-                     return Grads{g.bmm(b.unpack(n).transpose(1, 2)), a.unpack(n).transpose(1, 2).bmm(g)};
+                     return Grads{n.needs_input_grad(0) ? g.bmm(b.unpack(n).transpose(1, 2)) : Tensor(),
+                                  n.needs_input_grad(1) ? a.unpack(n).transpose(1, 2).bmm(g) : Tensor()};
                    });
   return out;
 }

@@ -15,6 +15,8 @@ StorageImpl::StorageImpl(std::size_t nbytes, const Device& device)
       id_(next_storage_id.fetch_add(1, std::memory_order_relaxed)) {
   instrument::EventGroup moment;
   data_ = allocator_->allocate(nbytes, current_stream(), id_);
+  if (instrument::Category c = instrument::new_storage_category(); c != instrument::Category::Unknown)
+    if (auto* sink = instrument::sink()) sink->on_category(id_, device_, c);
 }
 
 StorageImpl::~StorageImpl() {

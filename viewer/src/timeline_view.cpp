@@ -16,8 +16,8 @@ namespace {
 
 constexpr analysis::Category kStack[] = {analysis::Category::Parameter, analysis::Category::Gradient,
                                          analysis::Category::OptimizerState, analysis::Category::Activation,
-                                         analysis::Category::Temporary, analysis::Category::Input,
-                                         analysis::Category::Unknown};
+                                         analysis::Category::AutogradDetail, analysis::Category::Temporary,
+                                         analysis::Category::Input, analysis::Category::Unknown};
 
 // "file.cpp:31" for a site, "<unknown>" for none.
 std::string short_site(const analysis::Report& r, analysis::SiteId id) {
@@ -75,6 +75,7 @@ ImU32 category_color(analysis::Category c) {
     case analysis::Category::OptimizerState: return IM_COL32(171, 71, 188, 255);
     case analysis::Category::Activation: return IM_COL32(52, 168, 83, 255);
     case analysis::Category::Temporary: return IM_COL32(0, 172, 193, 255);
+    case analysis::Category::AutogradDetail: return IM_COL32(141, 110, 99, 255);
     case analysis::Category::Input: return IM_COL32(255, 112, 67, 255);
     case analysis::Category::Unknown: return IM_COL32(158, 158, 158, 255);
   }

@@ -144,7 +144,7 @@ LiveAt LiveMemory::live_at(std::uint8_t d, std::uint64_t time_ns, std::size_t to
   at.reserved = s.reserved;
   at.largest_free_block = largest_free_block(d);
   absl::flat_hash_map<SiteId, SiteBytes> sites;
-  std::array<CategoryBytes, 8> cats{};
+  std::array<CategoryBytes, kCategoryCount> cats{};
   for (const auto& [k, v] : s.by_site_category) {
     auto c = static_cast<std::size_t>(k & 0xff) % cats.size();
     cats[c].category = static_cast<Category>(c);

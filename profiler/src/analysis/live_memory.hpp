@@ -41,7 +41,7 @@ struct DeviceState {
   absl::btree_map<std::uint64_t, std::uint64_t> segments;  // address -> size
   std::uint64_t allocated = 0, reserved = 0;
   absl::flat_hash_map<std::uint64_t, SiteBytes> by_site_category;  // key: site << 8 | category
-  std::array<std::uint64_t, 8> by_category{};                      // allocated per Category
+  std::array<std::uint64_t, kCategoryCount> by_category{};                   // allocated per Category
   absl::flat_hash_map<SiteId, std::uint64_t> by_site;              // allocated per site
   absl::flat_hash_map<std::uint32_t, StackBytes> by_stack;         // allocated per trace stack id
   bool touched = false;

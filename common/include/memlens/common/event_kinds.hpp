@@ -30,10 +30,15 @@ static_assert(static_cast<std::size_t>(EventKind::AllocRetry) == kEventKindCount
 constexpr bool is_event_kind(std::uint64_t v) { return v >= 1 && v <= kEventKindCount; }
 std::string_view kind_name(EventKind k);  // "alloc", "free_requested", ...
 
-// What a storage is for, as PyTorch's memory timeline groups it.
-enum class Category : std::uint8_t { Unknown, Parameter, Gradient, OptimizerState, Activation, Temporary, Input };
-inline constexpr std::size_t kCategoryCount = 7;
-static_assert(static_cast<std::size_t>(Category::Input) + 1 == kCategoryCount);
+// What a storage is for, as PyTorch's memory timeline groups it: Gradient is a
+// parameter's .grad; AutogradDetail a gradient in flight inside backward (an op's
+// gradient on its way to the next node); Temporary what an op or a backward function
+// allocates and frees within itself.
+enum class Category : std::uint8_t {
+  Unknown, Parameter, Gradient, OptimizerState, Activation, Temporary, Input, AutogradDetail
+};
+inline constexpr std::size_t kCategoryCount = 8;
+static_assert(static_cast<std::size_t>(Category::AutogradDetail) + 1 == kCategoryCount);
 std::string_view category_name(Category c);  // "optimizer_state"
 
 enum class ViewKind : std::uint8_t {

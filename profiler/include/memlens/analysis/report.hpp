@@ -223,7 +223,7 @@ struct TimelineBucket {
   std::uint64_t time_ns = 0;  // start of the bucket
   std::uint64_t allocated_min = 0, allocated_max = 0, reserved_max = 0;
   std::uint64_t allocated_last = 0, reserved_last = 0;
-  std::array<std::uint64_t, 8> category_last{};  // allocated per Category at the bucket's end
+  std::array<std::uint64_t, kCategoryCount> category_last{};  // allocated per Category at the bucket's end
   std::array<std::uint64_t, 8> site_last{};      // allocated per top site (TimelineSeries::top_sites) at its end
 };
 struct TimelineSeries {

@@ -62,6 +62,9 @@ class Node {
   // Frees saved tensors after a backward pass that does not retain the graph.
   virtual void release() {}
   const std::vector<Edge>& next_edges() const { return next_; }
+  // Whether input `i` wants a gradient (PyTorch's needs_input_grad): a backward function
+  // computes none for an input that does not, saving the memory and the work.
+  bool needs_input_grad(std::size_t i) const { return i < next_.size() && next_[i].fn != nullptr; }
   std::vector<Edge>& mutable_next_edges() { return next_; }
   std::uint64_t sequence_nr() const { return seq_; }
   void set_sequence_nr(std::uint64_t s) { seq_ = s; }

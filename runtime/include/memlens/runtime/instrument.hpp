@@ -43,6 +43,7 @@ inline thread_local int api_depth = 0;
 inline thread_local const void* api_site = nullptr;
 inline thread_local std::uint64_t event_group = 0;  // see current_event_group()
 inline thread_local int group_depth = 0;             // open EventGroups
+inline thread_local Category new_storage_category = Category::Unknown;  // see NewStorageCategory
 }  // namespace detail
 
 // The sink while recording, else null: one relaxed load on every instrumented path.
@@ -80,6 +81,20 @@ struct EventGroup {
  private:
   bool own_;
 };
+
+// Storages created on this thread while it lives get category `c` from birth (backward's
+// own temporaries); a later category event (a .grad, a gradient in flight) overrides it.
+class NewStorageCategory {
+ public:
+  explicit NewStorageCategory(Category c) : prev_(detail::new_storage_category) { detail::new_storage_category = c; }
+  ~NewStorageCategory() { detail::new_storage_category = prev_; }
+  NewStorageCategory(const NewStorageCategory&) = delete;
+  NewStorageCategory& operator=(const NewStorageCategory&) = delete;
+
+ private:
+  Category prev_;
+};
+inline Category new_storage_category() { return detail::new_storage_category; }
 
 // The events of one group are one moment to the trace, so the recorder reads its clock
 // once for them: an outermost runtime call, or one allocator operation outside any (a
