@@ -1,5 +1,6 @@
 // Devices, memory sources, the allocator's statistics and the memory API.
 #include <catch2/catch.hpp>
+#include <vector>
 #include <memlens/runtime.hpp>
 #include <memlens/runtime/direct_allocator.hpp>
 #include <memlens/runtime/memory_source.hpp>
@@ -51,8 +52,36 @@ TEST_CASE("sim addresses come from its own range") {
   src.release(a, 1000);
   src.release(b, 1000);
   CHECK(src.used() == 0);
-  CHECK(src.largest_free() == (1 << 20));  // neighbours coalesced
-  CHECK(src.acquire(2 << 20) == nullptr);
+  CHECK(src.acquire(2 << 20) == nullptr);  // more than the device has
+  void* all = src.acquire(1 << 20);        // all of it, in one segment
+  CHECK(all != nullptr);
+  CHECK(src.acquire(512) == nullptr);
+  src.release(all, 1 << 20);
+}
+
+TEST_CASE("sim fails a segment only when it lacks the bytes - as a GPU maps pages to any range") {
+  // 8 segments of 1 MiB fill an 8 MiB device; every other one freed leaves 4 MiB free in
+  // four 1 MiB holes between live segments. A first-fit range of the capacity alone would
+  // refuse a 4 MiB segment (no 4 MiB hole); a GPU backs any free virtual stretch with its
+  // free pages, and so does sim.
+  SimSource src(8 << 20);
+  std::vector<void*> seg;
+  for (int i = 0; i < 8; ++i) seg.push_back(src.acquire(1 << 20));
+  for (void* p : seg) REQUIRE(p != nullptr);
+  CHECK(src.acquire(512) == nullptr);
+  for (int i = 0; i < 8; i += 2) src.release(seg[static_cast<std::size_t>(i)], 1 << 20);
+  CHECK(src.used() == (4 << 20));
+  void* big = src.acquire(4 << 20);
+  REQUIRE(big != nullptr);
+  for (int i = 1; i < 8; i += 2) {  // its addresses overlap no live segment
+    auto s = reinterpret_cast<std::uintptr_t>(seg[static_cast<std::size_t>(i)]), b = reinterpret_cast<std::uintptr_t>(big);
+    CHECK((b + (4 << 20) <= s || s + (1 << 20) <= b));
+  }
+  CHECK(src.acquire(512) == nullptr);  // the device is full again
+  static_cast<char*>(big)[(4 << 20) - 1] = 1;  // and the memory is real
+  src.release(big, 4 << 20);
+  for (int i = 1; i < 8; i += 2) src.release(seg[static_cast<std::size_t>(i)], 1 << 20);
+  CHECK(src.used() == 0);
 }
 
 TEST_CASE("DirectAllocator statistics track current - peak and totals") {

@@ -50,22 +50,25 @@ std::size_t HostSource::used() const {
 
 SimSource::SimSource(std::size_t capacity) : capacity_(capacity / kAlignment * kAlignment) {
   if (capacity_ == 0) throw DeviceError("sim: capacity must be at least 512 bytes");
-  // Reserve the whole range now; pages become real only when written.
-  void* p = mmap(nullptr, capacity_, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+  if (capacity_ > (std::size_t{1} << 44) / kAddressSpaceFactor)
+    throw DeviceError("sim: capacity " + std::to_string(capacity_) + " bytes is more than 2 TiB");
+  // Reserve the whole virtual range now; pages become real only when written.
+  range_ = capacity_ * kAddressSpaceFactor;
+  void* p = mmap(nullptr, range_, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
   if (p == MAP_FAILED)
-    throw DeviceError("sim: cannot reserve " + std::to_string(capacity_) +
+    throw DeviceError("sim: cannot reserve " + std::to_string(range_) +
                       " bytes of address space: " + std::strerror(errno));
   base_ = static_cast<char*>(p);
-  free_.emplace(0, capacity_);
+  free_.emplace(0, range_);
 }
 
-SimSource::~SimSource() { munmap(base_, capacity_); }
+SimSource::~SimSource() { munmap(base_, range_); }
 
 void* SimSource::acquire(std::size_t bytes) {
   std::size_t need = (bytes + kAlignment - 1) / kAlignment * kAlignment;
   if (need == 0) need = kAlignment;
   std::lock_guard lock(mu_);
-  if (used_ + need > capacity_) return nullptr;  // mapped expandable pages count too
+  if (used_ + need > capacity_) return nullptr;  // the device lacks the bytes (mapped expandable pages count too)
   for (auto it = free_.begin(); it != free_.end(); ++it) {
     if (it->second < need) continue;
     std::size_t offset = it->first;
@@ -128,13 +131,6 @@ void SimSource::release_range(void* base, std::size_t bytes) { munmap(base, byte
 std::size_t SimSource::used() const {
   std::lock_guard lock(mu_);
   return used_;
-}
-
-std::size_t SimSource::largest_free() const {
-  std::lock_guard lock(mu_);
-  std::size_t best = 0;
-  for (auto& [off, len] : free_) best = std::max(best, len);
-  return best;
 }
 
 // ---- configuration

@@ -46,9 +46,13 @@ class HostSource final : public MemorySource {
   std::size_t used_ = 0;
 };
 
-// The simulated accelerator: one reserved range of the address space (so its addresses
-// never mix with the host's), handed out first-fit, with a hard capacity. Released pages
-// go back to the OS.
+// The simulated accelerator, modelled as a GPU's memory is: physical memory is a count of
+// bytes (the capacity), and any free stretch of a large virtual range can be backed by
+// it, as a GPU maps physical pages to any virtual range. So a segment request fails only
+// when the device lacks the bytes, never because free memory is scattered; fragmentation
+// is the caching allocator's own (its blocks inside segments), as on a GPU. The virtual
+// range, kAddressSpaceFactor times the capacity, is reserved up front (so addresses never
+// mix with the host's) and handed out first-fit; released pages go back to the OS.
 class SimSource final : public MemorySource {
  public:
   explicit SimSource(std::size_t capacity);
@@ -66,16 +70,18 @@ class SimSource final : public MemorySource {
   bool map(void* at, std::size_t bytes) override;
   void unmap(void* at, std::size_t bytes) override;
   void release_range(void* base, std::size_t bytes) override;
-  // Largest run of free addresses, for OOM messages.
-  std::size_t largest_free() const;
   std::uintptr_t base() const { return reinterpret_cast<std::uintptr_t>(base_); }
 
   // Granularity of the range: segments are multiples of it.
   static constexpr std::size_t kAlignment = 512;
+  // Virtual addresses per byte of capacity: room for any pattern of live segments a
+  // program can hold at once to find a free stretch.
+  static constexpr std::size_t kAddressSpaceFactor = 8;
 
  private:
   char* base_ = nullptr;
   std::size_t capacity_;
+  std::size_t range_;  // bytes of virtual address space reserved
   mutable std::mutex mu_;
   std::map<std::size_t, std::size_t> free_;  // offset -> length, coalesced
   std::size_t used_ = 0;
