@@ -20,9 +20,16 @@ bool at_line(const nlohmann::json& site, const std::string& file_line) {
   return site.is_string() && site.get<std::string>().ends_with("samples/" + file_line);
 }
 
+// The finding kinds, in order; every finding must also say what to do and what it saves.
 std::vector<std::string> kinds(const nlohmann::json& t) {
   std::vector<std::string> out;
-  for (const auto& f : t["findings"]) out.push_back(f["kind"]);
+  for (const auto& f : t["findings"]) {
+    out.push_back(f["kind"]);
+    INFO(f.dump());
+    CHECK_FALSE(f["advice"].get<std::string>().empty());
+    CHECK(f["advice"].get<std::string>().find('\n') == std::string::npos);
+    CHECK(f["saves"].get<std::uint64_t>() > 0);
+  }
   return out;
 }
 
@@ -88,6 +95,9 @@ TEST_CASE("leak_loss_history: growth at the line that keeps the graph; the twin 
   CHECK(g["steps_observed"] == 11);
   CHECK(g["bytes_per_step"] == 257.5 * 1024);
   CHECK(kinds(t) == std::vector<std::string>{"growth"});
+  // Keeping a number instead of the graph saves what grew: 9 steps of 257.5 KiB after the first.
+  CHECK(t["findings"][0]["saves"] == 9 * 257.5 * 1024);
+  CHECK(t["findings"][0]["advice"].get<std::string>().find(".item()") != std::string::npos);
   CHECK(report_of("leak_loss_history", "12 --fixed")["findings"].empty());
 }
 
@@ -103,6 +113,8 @@ TEST_CASE("transfer_in_loop: transfers per step and the resent data; moved once 
   CHECK(tr["resent"][0]["sources"] == 8);
   CHECK(tr["resent"][0]["steps"] == 3);
   CHECK(kinds(t) == std::vector<std::string>{"resent_transfer", "resent_transfer"});
+  // Moving the 8 batches once instead of in each of 3 steps saves 16 sends of 64 KiB.
+  CHECK(t["findings"][0]["saves"] == 16 * 256 * 64 * 4);
   auto once = report_of("transfer_in_loop", "3 --fixed");
   CHECK(once["findings"].empty());
   CHECK(once["transfers"]["count"] == 4);  // the data set and the model, once
@@ -116,6 +128,7 @@ TEST_CASE("buffer_reuse: a fresh buffer every step is churn; copy_ into one is n
   CHECK(c["size"] == 128 * 256 * 4);
   CHECK(c["steps"] == 15);  // every step after the first boundary
   CHECK(kinds(t) == std::vector<std::string>{"churn"});
+  CHECK(t["findings"][0]["saves"] == 14 * 128 * 256 * 4);  // one buffer instead of 15
   CHECK(report_of("buffer_reuse", "16 --fixed")["findings"].empty());
 }
 
@@ -131,6 +144,7 @@ TEST_CASE("contiguity: the copies reshape and contiguous make after a transpose"
   CHECK(((at_line(copies[0]["site"], "contiguity.cpp:30") && copies[0]["reason"] == "reshape") ||
          (at_line(copies[1]["site"], "contiguity.cpp:30") && copies[1]["reason"] == "reshape")));
   CHECK(kinds(t) == std::vector<std::string>{"layout_copy", "layout_copy"});
+  CHECK(t["findings"][0]["saves"] == 7 * 512 * 256 * 4);  // one copy instead of 8
   CHECK(report_of("contiguity", "8 --fixed")["findings"].empty());
 }
 
@@ -181,6 +195,9 @@ TEST_CASE("oom_recovery: the OOM message speaks of fragmentation; expandable seg
   CHECK(o["replay"][0] == nlohmann::json{{"config", "as recorded"}, {"fits", false}});
   CHECK(o["replay"][1] == nlohmann::json{{"config", "expandable_segments:True"}, {"fits", true}});
   CHECK(t["findings"][1]["message"].get<std::string>().ends_with("; replay: expandable_segments:True would have fit it"));
+  // The advice is that setting; it makes the cache stranded in segments usable.
+  CHECK(t["findings"][1]["advice"].get<std::string>().find("expandable_segments:True") != std::string::npos);
+  CHECK(t["findings"][1]["saves"] == o["reserved_unallocated"]);
   Run replay = run("replay " + quote(trace) + " --alloc-conf expandable_segments:True");
   CHECK(replay.out.find("OOMs 0") != std::string::npos);
   Run same = run("replay " + quote(trace));

@@ -39,7 +39,8 @@ std::vector<std::string> findings_of(const Report& r, Section s, const std::stri
   std::vector<std::string> out;
   for (const Finding& f : r.findings)
     if (section_of(f.kind) == s && f.kind != FindingKind::Oom)
-      out.push_back(std::string(finding_kind_name(f.kind)) + " at " + site_text(r.site(f.site), base_dir) + ": " + f.message);
+      out.push_back(std::string(finding_kind_name(f.kind)) + " at " + site_text(r.site(f.site), base_dir) + ": " + f.message +
+                    "; do: " + f.advice);
   return out;
 }
 
@@ -244,7 +245,8 @@ std::string github_annotations(const Report& r, const std::vector<CheckVerdict>&
   }
   for (const Finding& f : r.findings)
     out += "::warning " + gh_location(r, f.site, base_dir) + "title=" +
-           gh_escape("memlens " + std::string(finding_kind_name(f.kind)), true) + "::" + gh_escape(f.message, false) + "\n";
+           gh_escape("memlens " + std::string(finding_kind_name(f.kind)), true) + "::" +
+           gh_escape(f.message + "\ndo: " + f.advice + " (saves " + bytes_text(f.saves) + ")", false) + "\n";
   return out;
 }
 

@@ -63,7 +63,7 @@ class JsonReport {
     for (const auto& f : r_.findings)
       if (o_.sections.size() == 1 || wanted(section_of(f.kind)))  // alone, a section lists every finding
         findings.push_back({{"kind", finding_kind_name(f.kind)}, {"site", site(f.site)}, {"function", r_.site(f.site).function},
-                            {"bytes", f.bytes}, {"message", f.message}});
+                            {"bytes", f.bytes}, {"message", f.message}, {"advice", f.advice}, {"saves", f.saves}});
     t["findings"] = findings;
     for (Section s : o_.sections) {
       switch (s) {

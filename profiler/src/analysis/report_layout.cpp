@@ -73,7 +73,9 @@ class Layout {
       if (alone || wanted(o_, section_of(f.kind))) shown.push_back(&f);
     b.parts.push_back({shown.empty() ? "no findings" : num(shown.size()) + (shown.size() == 1 ? " finding:" : " findings:"), {}, false});
     for (const Finding* f : shown)
-      b.parts.push_back({std::string(finding_kind_name(f->kind)) + " at " + site(f->site) + ": " + f->message, {}, true});
+      b.parts.push_back({std::string(finding_kind_name(f->kind)) + " at " + site(f->site) + ": " + f->message + "; do: " +
+                             f->advice + " (saves " + bytes_text(f->saves) + ")",
+                         {}, true});
     return b;
   }
 

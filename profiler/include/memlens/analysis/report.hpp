@@ -253,8 +253,12 @@ struct Finding {
   FindingKind kind = FindingKind::Leak;
   SiteId site = 0;
   std::uint64_t bytes = 0;  // what it costs: leaked, per occurrence, or in all (said by the message)
-  std::string message;
+  std::string message;      // what was found
   std::uint64_t time_ns = 0;  // when it first happened
+  std::string advice;         // what to do, one line
+  // Bytes doing it would save: memory held (oom, growth, leak, broadcast, expand), bytes
+  // copied (layout copies, resent transfers) or bytes allocated afresh (churn).
+  std::uint64_t saves = 0;
 };
 
 struct Report {
