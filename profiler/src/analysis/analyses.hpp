@@ -36,9 +36,6 @@ std::unique_ptr<Analysis> make_peak_analysis();
 std::unique_ptr<Analysis> make_leak_analysis();
 std::unique_ptr<Analysis> make_broadcast_analysis();
 std::unique_ptr<Analysis> make_contiguity_analysis();
-// The contiguity rule for one Copy event: the view chain ("" when none) when it is a copy
-// made to satisfy layout, nullopt otherwise. Churn leaves such sites to contiguity.
-std::optional<std::string> layout_copy_chain(const profiler::Event& e, const PassState& s);
 std::unique_ptr<Analysis> make_transfer_analysis();
 std::unique_ptr<Analysis> make_churn_analysis();
 std::unique_ptr<Analysis> make_fragmentation_analysis();

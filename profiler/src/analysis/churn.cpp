@@ -26,7 +26,10 @@ class ChurnAnalysis final : public Analysis {
         op_sites_.insert(s.site);
         return;
       case EventKind::Copy:
-        if (e.device != e.copy.src_device || layout_copy_chain(e, s)) op_sites_.insert(s.site);
+        // A copy that makes its own destination (a move between devices, contiguous,
+        // clone, an index) is an op's output, which the step computes: no buffer to keep.
+        // Only copy_ writes into a buffer the program allocated.
+        if (e.device != e.copy.src_device || e.copy.reason != profiler::CopyReason::Copy) op_sites_.insert(s.site);
         return;
       case EventKind::Alloc: {
         if (s.step == 0) return;  // set-up, before the first step boundary
