@@ -223,3 +223,18 @@ TEST_CASE("graph memory is freed with the graph") {
   x.set_grad(Tensor());
   CHECK(memory_allocated(sim) == before);
 }
+
+TEST_CASE("retain_grad keeps a non-leaf's gradient") {
+  // PyTorch: x = tensor([1., 2.], requires_grad=True); y = x * 3; y.retain_grad();
+  // (y * y).sum().backward() gives y.grad == 2y == tensor([6., 12.]), x.grad == tensor([18., 36.]).
+  Tensor x = tensor({1, 2}).requires_grad_(true);
+  Tensor y = x * 3;
+  y.retain_grad();
+  (y * y).sum().backward();
+  REQUIRE(y.grad().defined());
+  CHECK(y.grad().toString() == "tensor([ 6., 12.])");
+  CHECK(x.grad().toString() == "tensor([18., 36.])");
+  Tensor z = tensor({1.0});
+  z.retain_grad();  // no grad_fn: nothing to do
+  CHECK_FALSE(z.grad().defined());
+}

@@ -66,6 +66,41 @@ TEST_CASE("math functions compute the right values") {
   CHECK(allclose(where(x > 0, x, zeros_like(x)), x.relu()));
 }
 
+TEST_CASE("where selects and never multiplies: the branch not taken cannot make NaN") {
+  // PyTorch: torch.where(x > 0, x.log(), torch.zeros(3)) is tensor([0., 0., 0.6931]).
+  Tensor x = tensor({-1, 0, 2});
+  Tensor y = where(x > 0, x.log(), zeros_like(x));
+  CHECK(y.index({0}).item<double>() == 0.0);
+  CHECK(y.index({1}).item<double>() == 0.0);
+  CHECK(y.index({2}).item<double>() == Approx(std::log(2.0)));
+  // Broadcast condition and branches, and the wider type of the two branches.
+  Tensor z = where(tensor({1, 0}, {2, 1}) > 0, tensor({1, 2, 3}, kFloat64), tensor({0}, kFloat64));
+  CHECK(z.dtype() == kFloat64);
+  CHECK(z.toString() == "tensor([[1., 2., 3.],\n        [0., 0., 0.]], dtype=torch.float64)");
+  // Gradients go to the branch taken only, summed back to each branch's shape.
+  Tensor a = tensor({1, 2, 3}).requires_grad_(true), b = tensor({5}).requires_grad_(true);
+  where(tensor({1, 0, 1}) > 0, a, b).sum().backward();
+  CHECK(a.grad().toString() == "tensor([1., 0., 1.])");
+  CHECK(b.grad().toString() == "tensor([1.])");
+}
+
+TEST_CASE("scalar_tensor, scalar division and integer powers follow PyTorch") {
+  // torch.scalar_tensor(3).dtype is torch.float32.
+  CHECK(scalar_tensor(3).dtype() == kFloat32);
+  CHECK(scalar_tensor(3, kInt64).dtype() == kInt64);
+  // 2 / torch.arange(1, 4) is tensor([2.0000, 1.0000, 0.6667]): true division to float.
+  Tensor q = 2 / arange(1, 4);
+  CHECK(q.dtype() == kFloat32);
+  CHECK(allclose(q, tensor({2.0, 1.0, 2.0 / 3.0})));
+  // Its gradient: d(2/x)/dx = -2/x^2.
+  Tensor x = tensor({1, 2, 4}).requires_grad_(true);
+  (2 / x).sum().backward();
+  CHECK(allclose(x.grad(), tensor({-2.0, -0.5, -0.125})));
+  // torch.arange(1, 4).pow(-1) raises "Integers to negative integer powers are not allowed."
+  CHECK_THROWS_WITH(arange(1, 4).pow(-1), "Integers to negative integer powers are not allowed.");
+  CHECK(allclose(arange(1, 4).to(kFloat32).pow(-1), tensor({1.0, 0.5, 1.0 / 3.0})));
+}
+
 TEST_CASE("comparisons give bool tensors") {
   Tensor a = tensor({1, 2, 3}), b = tensor({3, 2, 1});
   CHECK((a == b).toString() == "tensor([False,  True, False])");

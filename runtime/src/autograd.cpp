@@ -58,6 +58,11 @@ void Tensor::backward(const Tensor& gradient, bool retain_graph) const {
   autograd::backward(*this, gradient, retain_graph);
 }
 
+void Tensor::retain_grad() const {
+  MEMLENS_API_ENTRY();
+  if (auto fn = grad_fn()) fn->retain_output_grad(impl_ptr());
+}
+
 namespace autograd {
 
 SavedTensor::SavedTensor(const Tensor& t, bool is_output) : defined_(t.defined()) {
@@ -211,6 +216,14 @@ void backward(const Tensor& root, const Tensor& grad, bool retain_graph) {
     ready.pop();
     Tensor g = std::move(buffers[n]);
     buffers.erase(n);
+    if (auto kept = n->retained_output()) {  // retain_grad(): accumulate, as a leaf's grad does
+      if (kept->grad) Tensor(kept->grad).add_(g);
+      else {
+        Tensor grad = g.clone();
+        detail::emit_category(grad, instrument::Category::Gradient);
+        kept->grad = grad.impl_ptr();
+      }
+    }
     std::vector<Tensor> grads = n->apply(g);
     for (std::size_t i = 0; i < n->next_edges().size(); ++i) {
       Node* next = n->next_edges()[i].fn.get();

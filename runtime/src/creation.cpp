@@ -161,6 +161,10 @@ Tensor tensor(const std::vector<double>& values, Shape sizes, TensorOptions o) {
   return finish(t, o);
 }
 
-Tensor scalar_tensor(Scalar v, TensorOptions o) { MEMLENS_API_ENTRY(); return full({}, v, o); }
+// PyTorch's scalar_tensor is float32 unless told otherwise, whatever the value's kind.
+Tensor scalar_tensor(Scalar v, TensorOptions o) {
+  MEMLENS_API_ENTRY();
+  return full({}, v, o.has_dtype() ? o : o.dtype(kFloat32));
+}
 
 }  // namespace memlens

@@ -191,6 +191,8 @@ Tensor Tensor::div(Scalar o) const {
 
 Tensor Tensor::pow(Scalar e) const {
   MEMLENS_API_ENTRY();
+  if (!memlens::is_floating_point(dtype()) && dtype() != kBool && e.is_integral() && e.to_double() < 0)
+    throw Error("Integers to negative integer powers are not allowed.");
   Tensor out = scalar_kernel<false>(*this, "pow", e, result_type(*this, e), [](auto u, auto s) {
     return static_cast<decltype(u)>(std::pow(static_cast<double>(u), static_cast<double>(s)));
   });
@@ -204,7 +206,16 @@ Tensor Tensor::pow(Scalar e) const {
 
 // Scalar on the left: `2 * x`, `1 - x`, `1 / x`.
 Tensor operator-(Scalar a, const Tensor& b) { MEMLENS_API_ENTRY(); return b.neg().add(a); }
-Tensor operator/(Scalar a, const Tensor& b) { MEMLENS_API_ENTRY(); return b.pow(-1).mul(a); }
+// True division, as PyTorch's: 2 / arange(1, 4) is float ([2., 1., 0.6667]), never an
+// integer power of -1.
+Tensor operator/(Scalar a, const Tensor& b) {
+  MEMLENS_API_ENTRY();
+  Tensor out = scalar_kernel<false>(b, "div", a, floating(result_type(b, a)), [](auto u, auto s) { return s / u; });
+  autograd::record(out, "DivBackward0", {b}, [r = SavedTensor(out, true), bs = SavedTensor(b)](const Tensor& g, const Node& n) {
+    return Grads{-g * r.unpack(n) / bs.unpack(n)};  // d(a/b)/db = -(a/b)/b
+  });
+  return out;
+}
 
 Tensor Tensor::neg() const {
   MEMLENS_API_ENTRY();
@@ -316,11 +327,38 @@ MEMLENS_COMPARISON(gt, u > v)
 MEMLENS_COMPARISON(ge, u >= v)
 #undef MEMLENS_COMPARISON
 
+// Selects, never multiplies: where(x > 0, x.log(), 0) is 0 where x <= 0, not NaN.
 Tensor where(const Tensor& cond, const Tensor& a, const Tensor& b) {
   MEMLENS_API_ENTRY();
   if (cond.dtype() != kBool) throw TypeError("where expected condition to be a boolean tensor, but got a tensor with dtype " + std::string(type_name(cond.dtype())));
-  Tensor c = cond.to(a.dtype());
-  return a * c + b * (1 - c);
+  check_same_device(cond, a, "where");
+  check_same_device(a, b, "where");
+  OpTrace trace;
+  ScalarType type = promote_types(a.dtype(), b.dtype());
+  Shape shape = broadcast_shapes(broadcast_shapes(cond.sizes(), a.sizes()), b.sizes());
+  Tensor c = expand_alias(cond, shape), x = expand_alias(cast(a, type), shape), y = expand_alias(cast(b, type), shape);
+  Tensor out = make_tensor(shape, type, a.device());
+  dispatch(type, [&](auto tag) {
+    using T = decltype(tag);
+    for_each_strided<4>(out.sizes(), {data_bytes(out), data_bytes(c), data_bytes(x), data_bytes(y)},
+                        {&out.strides(), &c.strides(), &x.strides(), &y.strides()},
+                        {static_cast<std::int64_t>(sizeof(T)), static_cast<std::int64_t>(sizeof(bool)),
+                         static_cast<std::int64_t>(sizeof(T)), static_cast<std::int64_t>(sizeof(T))},
+                        [](std::array<char*, 4> p, std::array<std::int64_t, 4> s, std::int64_t n) {
+                          for (std::int64_t i = 0; i < n; ++i)
+                            *reinterpret_cast<T*>(p[0] + i * s[0]) = *reinterpret_cast<const bool*>(p[1] + i * s[1])
+                                                                         ? *reinterpret_cast<const T*>(p[2] + i * s[2])
+                                                                         : *reinterpret_cast<const T*>(p[3] + i * s[3]);
+                        });
+  });
+  trace.done("where", {&cond, &a, &b}, out, /*broadcasting=*/true);
+  autograd::record(out, "WhereBackward0", {a, b},
+                   [cond, sa = a.sizes(), sb = b.sizes()](const Tensor& g, const Node& n) {
+                     Tensor zero = zeros({}, TensorOptions().dtype(g.dtype()).device(g.device()));
+                     return Grads{n.needs_input_grad(0) ? sum_to(where(cond, g, zero), sa) : Tensor(),
+                                  n.needs_input_grad(1) ? sum_to(where(cond, zero, g), sb) : Tensor()};
+                   });
+  return out;
 }
 
 // ---- in-place

@@ -68,10 +68,14 @@ class Node {
   std::vector<Edge>& mutable_next_edges() { return next_; }
   std::uint64_t sequence_nr() const { return seq_; }
   void set_sequence_nr(std::uint64_t s) { seq_ = s; }
+  // The non-leaf output whose gradient backward keeps (Tensor::retain_grad), or none.
+  void retain_output_grad(const std::shared_ptr<TensorImpl>& t) { retained_ = t; }
+  std::shared_ptr<TensorImpl> retained_output() const { return retained_.lock(); }
 
  private:
   std::vector<Edge> next_;
   std::uint64_t seq_ = 0;
+  std::weak_ptr<TensorImpl> retained_;
 };
 
 // The node that adds an incoming gradient into a leaf's .grad.

@@ -238,6 +238,8 @@ class Tensor {
   void set_grad(const Tensor& g);
   std::shared_ptr<autograd::Node> grad_fn() const;
   void backward(const Tensor& gradient = Tensor(), bool retain_graph = false) const;
+  // A non-leaf keeps its gradient in grad() after backward, as PyTorch's retain_grad();
+  // a no-op on a leaf (which keeps its own) and on a tensor without grad_fn.
   void retain_grad() const;
 
  private:
