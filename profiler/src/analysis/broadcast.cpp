@@ -68,10 +68,8 @@ class BroadcastAnalysis final : public Analysis {
 
   void on_copy(const Event& e, const PassState& s) {
     const profiler::CopyEvent& c = e.copy;
-    const LiveBlock* src = s.live.containing(c.src_device, c.src_address);
-    if (!src || c.bytes <= src->size || !src->storage) return;
-    const ViewChain* views = s.live.views(src->storage);
-    if (!views || !views->has(profiler::ViewKind::Expand)) return;
+    const LiveBlock* src = s.live.expanded_source(c);
+    if (!src) return;
     MaterializedExpand& m = expands_[{s.site, c.bytes}];
     if (m.count++ == 0) m.time_ns = s.since_start(e.time_ns);
     m.site = s.site, m.bytes = c.bytes, m.source_bytes = src->size;

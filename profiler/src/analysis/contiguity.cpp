@@ -23,14 +23,12 @@ std::optional<std::string> layout_copy_chain(const Event& e, const PassState& s)
   if (e.kind != EventKind::Copy || e.device != e.copy.src_device) return std::nullopt;
   CopyReason reason = e.copy.reason;
   if (reason != CopyReason::Contiguous && reason != CopyReason::Reshape && reason != CopyReason::OpInternal) return std::nullopt;
+  // A copy that materialised an expand has one verdict, the broadcast report's
+  // (materialized_expand), not a layout copy too.
+  if (s.live.expanded_source(e.copy)) return std::nullopt;
   std::string chain;
   if (const LiveBlock* src = s.live.containing(e.copy.src_device, e.copy.src_address); src && src->storage)
-    if (const ViewChain* v = s.live.views(src->storage)) {
-      // A copy of an expand larger than its block materialised the expand: one verdict,
-      // the broadcast report's (materialized_expand), not a layout copy too.
-      if (v->has(profiler::ViewKind::Expand) && e.copy.bytes > src->size) return std::nullopt;
-      chain = v->text();
-    }
+    if (const ViewChain* v = s.live.views(src->storage)) chain = v->text();
   // An op's own copies (a dtype cast, an accumulator) are layout copies only when the
   // input was made non-contiguous by a view.
   if (reason == CopyReason::OpInternal && chain.empty()) return std::nullopt;

@@ -25,23 +25,28 @@ std::string factor_text(double f) {
   return buf;
 }
 
-// "; replay: expandable_segments:True would have fit it" (the first remedy that does).
-std::string oom_remedy(const OomReport& o) {
-  if (o.replay.empty()) return "";
-  if (o.replay.front().fits) return "";
+// The first setting replay found would have fit a request that failed as recorded.
+const OomReplay* fitting_setting(const OomReport& o) {
+  if (o.replay.empty() || o.replay.front().fits) return nullptr;
   for (std::size_t i = 1; i < o.replay.size(); ++i)
-    if (o.replay[i].fits) return "; replay: " + o.replay[i].config + " would have fit it";
+    if (o.replay[i].fits) return &o.replay[i];
+  return nullptr;
+}
+
+// "; replay: expandable_segments:True would have fit it".
+std::string oom_remedy(const OomReport& o) {
+  if (o.replay.empty() || o.replay.front().fits) return "";
+  if (const OomReplay* fit = fitting_setting(o)) return "; replay: " + fit->config + " would have fit it";
   return "; replay: no allocator setting fits it, only less memory held";
 }
 
 // What to do about an OOM and what it frees: the setting replay found, which gives back
 // the cache stranded in segments; else the largest holder.
 std::pair<std::string, std::uint64_t> oom_advice(const Report& r, const OomReport& o) {
-  for (std::size_t i = 1; i < o.replay.size(); ++i)
-    if (o.replay[i].fits && !o.replay.front().fits)
-      return {"run with PYTORCH_CUDA_ALLOC_CONF (MEMLENS_ALLOC_CONF) set to " + o.replay[i].config +
-                  ": the cache stranded in segments becomes usable",
-              o.reserved - std::min(o.reserved, o.allocated)};
+  if (const OomReplay* fit = fitting_setting(o))
+    return {"run with PYTORCH_CUDA_ALLOC_CONF (MEMLENS_ALLOC_CONF) set to " + fit->config +
+                ": the cache stranded in segments becomes usable",
+            o.reserved - std::min(o.reserved, o.allocated)};
   if (!o.holding.by_site.empty()) {
     const SiteBytes& top = o.holding.by_site.front();
     std::string where = r.site(top.site).location.empty() ? "<unknown>" : r.site(top.site).location;

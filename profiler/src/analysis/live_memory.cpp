@@ -120,6 +120,13 @@ const LiveBlock* LiveMemory::containing(std::uint8_t d, std::uint64_t address) c
   return address < it->second.address + it->second.size ? &it->second : nullptr;
 }
 
+const LiveBlock* LiveMemory::expanded_source(const profiler::CopyEvent& c) const {
+  const LiveBlock* src = containing(c.src_device, c.src_address);
+  if (!src || c.bytes <= src->size || !src->storage) return nullptr;
+  const ViewChain* v = views(src->storage);
+  return v && v->has(ViewKind::Expand) ? src : nullptr;
+}
+
 std::uint64_t LiveMemory::largest_free_block(std::uint8_t d) const {
   if (d >= devices_.size()) return 0;
   const DeviceState& s = devices_[d];

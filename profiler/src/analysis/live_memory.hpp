@@ -64,6 +64,9 @@ class LiveMemory {
   }
   // The live block holding `address` on device `d`, or null.
   const LiveBlock* containing(std::uint8_t d, std::uint64_t address) const;
+  // The source block of a copy that read more bytes than that block holds from a storage
+  // an expand viewed: the copy materialised the expand. Null otherwise.
+  const LiveBlock* expanded_source(const profiler::CopyEvent& c) const;
   // The largest free range inside device d's reserved segments.
   std::uint64_t largest_free_block(std::uint8_t d) const;
   // Live bytes by site and by category on device d, largest first (sites: at most `top`).
