@@ -52,10 +52,17 @@ MappedFile& MappedFile::operator=(MappedFile&& o) noexcept {
 
 void MappedFile::release_before(std::size_t offset) {
   const auto page = static_cast<std::size_t>(sysconf(_SC_PAGESIZE));
-  std::size_t end = std::min(offset, size_) / page * page;
-  if (!data_ || end <= released_) return;
-  madvise(const_cast<char*>(data_) + released_, end - released_, MADV_DONTNEED);
+  std::size_t end = std::min(offset, size_) / page * page;  // released_ stays on a page boundary
+  if (end <= released_) return;
+  release(released_, end);
   released_ = end;
+}
+
+void MappedFile::release(std::size_t from, std::size_t to) const {
+  const auto page = static_cast<std::size_t>(sysconf(_SC_PAGESIZE));
+  std::size_t begin = (from + page - 1) / page * page, end = std::min(to, size_) / page * page;
+  if (!data_ || end <= begin) return;
+  madvise(const_cast<char*>(data_) + begin, end - begin, MADV_DONTNEED);
 }
 
 }  // namespace memlens

@@ -37,6 +37,11 @@ struct Writer {
   }
 };
 
+// A field out of range ends the chunk; kept out of line so the fields' checks stay small.
+[[noreturn, gnu::cold, gnu::noinline]] void out_of_range(const char* name, std::uint64_t value) {
+  throw TraceError(std::string(name) + " " + std::to_string(value) + " out of range");
+}
+
 struct Reader {
   static constexpr bool kNamesOnly = false;
   Input& in;
@@ -50,19 +55,19 @@ struct Reader {
   template <class T>
   void small(const char* name, T& v) {
     std::uint64_t x = in.varint();
-    if (x > static_cast<std::uint64_t>(std::numeric_limits<std::make_unsigned_t<T>>::max()))
-      throw TraceError(std::string(name) + " out of range");
+    if (x > static_cast<std::uint64_t>(std::numeric_limits<std::make_unsigned_t<T>>::max())) [[unlikely]]
+      out_of_range(name, x);
     v = static_cast<T>(x);
   }
   template <class E>
   void enumeration(const char* name, E& v, std::size_t count) {
     std::uint64_t x = in.varint();
-    if (x >= count) throw TraceError(std::string(name) + " " + std::to_string(x) + " out of range");
+    if (x >= count) [[unlikely]] out_of_range(name, x);
     v = static_cast<E>(x);
   }
   void flag(const char* name, bool& v) {
     std::uint64_t x = in.varint();
-    if (x > 1) throw TraceError(std::string(name) + " out of range");
+    if (x > 1) [[unlikely]] out_of_range(name, x);
     v = x == 1;
   }
   void address(const char*, std::uint64_t& v) {
@@ -71,7 +76,7 @@ struct Reader {
   }
   void shape(const char* name, ShapeRecord& r) {
     small(name, r.ndim);
-    if (r.ndim > ShapeRecord::kMaxDims) throw TraceError(std::string(name) + " with more than 8 dims");
+    if (r.ndim > ShapeRecord::kMaxDims) [[unlikely]] throw TraceError(std::string(name) + " with more than 8 dims");
     for (int i = 0; i < r.ndim; ++i) r.dims[static_cast<std::size_t>(i)] = unzigzag(in.varint());
   }
 };

@@ -23,15 +23,27 @@ inline std::int64_t unzigzag(std::uint64_t v) { return static_cast<std::int64_t>
 class Input {
  public:
   Input(const char* p, const char* end) : p_(p), end_(end) {}
+  // Far from the end (every chunk but its last few bytes) a varint is read without a
+  // bounds check per byte; near the end, with one.
   std::uint64_t varint() {
-    std::uint64_t v = 0;
-    for (int shift = 0; shift < 64; shift += 7) {
-      if (p_ == end_) throw TraceError("truncated varint");
-      auto b = static_cast<std::uint8_t>(*p_++);
-      v |= static_cast<std::uint64_t>(b & 0x7f) << shift;
-      if (!(b & 0x80)) return v;
+    if (end_ - p_ >= kMaxVarintBytes) [[likely]] {
+      auto* q = reinterpret_cast<const std::uint8_t*>(p_);
+      std::uint64_t v = q[0];
+      if (v < 0x80) {
+        ++p_;
+        return v;
+      }
+      v &= 0x7f;
+      for (int i = 1; i < kMaxVarintBytes; ++i) {
+        v |= static_cast<std::uint64_t>(q[i] & 0x7f) << (7 * i);
+        if (q[i] < 0x80) {
+          p_ += i + 1;
+          return v;
+        }
+      }
+      throw TraceError("malformed varint");
     }
-    throw TraceError("malformed varint");
+    return checked_varint();
   }
   std::string bytes(std::uint64_t n) {
     if (n > static_cast<std::uint64_t>(end_ - p_)) throw TraceError("truncated string");
@@ -42,6 +54,18 @@ class Input {
   bool done() const { return p_ == end_; }
 
  private:
+  static constexpr int kMaxVarintBytes = 10;  // 64 bits, 7 per byte
+  [[gnu::noinline]] std::uint64_t checked_varint() {
+    std::uint64_t v = 0;
+    for (int shift = 0; shift < 64; shift += 7) {
+      if (p_ == end_) throw TraceError("truncated varint");
+      auto b = static_cast<std::uint8_t>(*p_++);
+      v |= static_cast<std::uint64_t>(b & 0x7f) << shift;
+      if (!(b & 0x80)) return v;
+    }
+    throw TraceError("malformed varint");
+  }
+
   const char* p_;
   const char* end_;
 };

@@ -95,6 +95,7 @@ void TraceReader::scan_chunks(std::uint64_t at) {
       // An events chunk is checked (magic, sizes, checksum) but not decoded: the
       // passes over the trace decode it, once each.
       payload = read_payload(at, &count, &first, &type, &next, /*events_too=*/false, /*verify=*/true);
+      data_->release(at, next);  // checked: its pages need not count in RSS until a pass reads it
     } catch (const TraceError& e) {
       bool truncated = std::string(e.what()).find("incomplete") != std::string::npos;
       problem_ = truncated ? "the trace ends without a footer (the program stopped before closing it): recovered " +
@@ -280,6 +281,7 @@ void TraceReader::decode_chunk(const ChunkInfo& c, const std::function<void(cons
       visit(e);
     }
     if (!in.done()) throw TraceError("trailing bytes after " + std::to_string(count) + " events");
+    data_->release(c.offset, next);  // decoded: a pass holds one chunk's pages at a time
   } catch (const TraceError& err) {
     throw TraceError("corrupt events chunk at offset " + std::to_string(c.offset) + " (" + err.what() + ")");
   }

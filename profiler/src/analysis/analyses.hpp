@@ -24,9 +24,21 @@ struct PassState {
   const std::string& name(const profiler::Event& e) const { return trace.string(e.name()); }
 };
 
+// A set of event kinds, one bit per kind: an analysis is called for the kinds it reads
+// only, so the pass spends nothing on the others.
+using KindSet = std::uint32_t;
+static_assert(profiler::kEventKindCount < 32, "a KindSet holds every kind");
+template <class... K>
+constexpr KindSet kinds(K... k) {
+  return ((KindSet{1} << static_cast<unsigned>(k)) | ... | KindSet{0});
+}
+
 class Analysis {
  public:
   virtual ~Analysis() = default;
+  // The kinds before() and after() are called for.
+  virtual KindSet before_kinds() const { return 0; }
+  virtual KindSet after_kinds() const = 0;
   virtual void before(const profiler::Event&, const PassState&) {}
   virtual void after(const profiler::Event& e, const PassState& s) = 0;
   virtual void finish(const PassState& s, Report& r) = 0;

@@ -5,6 +5,7 @@
 #include <absl/container/flat_hash_map.h>
 
 #include <algorithm>
+#include <array>
 
 #include "analyses.hpp"
 #include "site_table.hpp"
@@ -59,6 +60,13 @@ Report analyze(const profiler::TraceReader& trace, const AnalysisOptions& option
   for (auto make : {make_peak_analysis, make_leak_analysis, make_broadcast_analysis, make_contiguity_analysis,
                     make_transfer_analysis, make_churn_analysis, make_fragmentation_analysis, make_timeline_analysis})
     analyses.push_back(make());
+  // Per kind, the analyses that read it, in the order above.
+  std::array<std::vector<Analysis*>, profiler::kEventKindCount + 1> before, after;
+  for (std::size_t k = 0; k < before.size(); ++k)
+    for (auto& a : analyses) {
+      if (a->before_kinds() >> k & 1) before[k].push_back(a.get());
+      if (a->after_kinds() >> k & 1) after[k].push_back(a.get());
+    }
 
   std::uint64_t total = 0;
   for (const auto& c : trace.chunks()) total += c.count;
@@ -69,9 +77,10 @@ Report analyze(const profiler::TraceReader& trace, const AnalysisOptions& option
     last_time = std::max(last_time, e.time_ns);
     s.site = sites.map(e.site());
     s.block = nullptr;
-    for (auto& a : analyses) a->before(e, s);
+    const auto k = static_cast<std::size_t>(e.kind);
+    for (Analysis* a : before[k]) a->before(e, s);
     s.block = live.apply(e, s.site, s.event_index, s.step);
-    for (auto& a : analyses) a->after(e, s);
+    for (Analysis* a : after[k]) a->after(e, s);
     if (e.kind == EventKind::Step) ++s.step;
     ++s.event_index;
     if (progress && (s.event_index & 0xffff) == 0) progress(s.event_index, total);

@@ -24,6 +24,7 @@ bool materializes(CopyReason r) {
 
 class BroadcastAnalysis final : public Analysis {
  public:
+  KindSet after_kinds() const override { return kinds(EventKind::Op, EventKind::Copy); }
   void after(const Event& e, const PassState& s) override {
     if (e.kind == EventKind::Op && e.op.broadcast) on_op(e.op, e.time_ns, s);
     else if (e.kind == EventKind::Copy && materializes(e.copy.reason)) on_copy(e, s);

@@ -5,7 +5,6 @@
 // advice of their own). Also temporaries: blocks freed within a few events of their
 // allocation.
 #include <absl/container/flat_hash_map.h>
-#include <absl/container/flat_hash_set.h>
 
 #include <algorithm>
 
@@ -20,16 +19,19 @@ using profiler::EventKind;
 
 class ChurnAnalysis final : public Analysis {
  public:
+  KindSet after_kinds() const override {
+    return kinds(EventKind::Op, EventKind::Copy, EventKind::Alloc, EventKind::FreeRequested);
+  }
   void after(const Event& e, const PassState& s) override {
     switch (e.kind) {
       case EventKind::Op:
-        op_sites_.insert(s.site);
+        op_sites_[s.site] = 1;
         return;
       case EventKind::Copy:
         // A copy that makes its own destination (a move between devices, contiguous,
         // clone, an index) is an op's output, which the step computes: no buffer to keep.
         // Only copy_ writes into a buffer the program allocated.
-        if (e.device != e.copy.src_device || e.copy.reason != profiler::CopyReason::Copy) op_sites_.insert(s.site);
+        if (e.device != e.copy.src_device || e.copy.reason != profiler::CopyReason::Copy) op_sites_[s.site] = 1;
         return;
       case EventKind::Alloc: {
         if (s.step == 0) return;  // set-up, before the first step boundary
@@ -51,8 +53,6 @@ class ChurnAnalysis final : public Analysis {
           ++t.count;
           t.bytes += b->size;
         }
-        if (b->step > 0)
-          if (auto it = repeats_.find({b->site, b->size}); it != repeats_.end()) ++it->second.freed;
         return;
       }
       default:
@@ -63,17 +63,26 @@ class ChurnAnalysis final : public Analysis {
   void finish(const PassState& s, Report& r) override {
     ChurnSection& out = r.churn;
     out.window_events = s.options.temporary_window;
+    // Every block allocated after step 0 was freed unless it is alive now: counting the
+    // survivors here spares the pass a lookup per free.
+    s.live.for_each_block([&](const LiveBlock& b) {
+      if (b.step > 0)
+        if (auto it = repeats_.find({b.site, b.size}); it != repeats_.end()) ++it->second.alive;
+    });
     for (auto& [k, v] : repeats_) {
-      if (op_sites_.contains(k.first) || v.steps < 3) continue;
+      if (op_sites_.get(k.first) || v.steps < 3) continue;
+      const std::uint64_t freed = v.allocs - v.alive;
       std::uint64_t possible = last_alloc_step_ - v.first_step + 1;  // steps since the site first allocated
-      if (v.steps * 10 < possible * 9 || v.freed * 10 < v.allocs * 9) continue;
+      if (v.steps * 10 < possible * 9 || freed * 10 < v.allocs * 9) continue;
       out.findings.push_back({k.first, k.second, v.allocs, v.steps, v.first_ns});
     }
     std::sort(out.findings.begin(), out.findings.end(), [](const ChurnFinding& a, const ChurnFinding& b) {
       if (a.size * a.allocs != b.size * b.allocs) return a.size * a.allocs > b.size * b.allocs;
       return a.site != b.site ? a.site < b.site : a.size < b.size;
     });
-    for (auto& [site, t] : temporaries_) {
+    for (SiteId site = 0; site < temporaries_.size(); ++site) {
+      const TemporarySite& t = temporaries_.at(site);
+      if (t.count == 0) continue;
       out.temporaries.push_back(t);
       out.temporary_count += t.count;
       out.temporary_bytes += t.bytes;
@@ -85,12 +94,12 @@ class ChurnAnalysis final : public Analysis {
 
  private:
   struct Repeat {
-    std::uint64_t allocs = 0, steps = 0, first_step = 0, last_step = 0, freed = 0, first_ns = 0;
+    std::uint64_t allocs = 0, steps = 0, first_step = 0, last_step = 0, alive = 0, first_ns = 0;
   };
   std::uint64_t last_alloc_step_ = 0;  // the last step that allocated anything
-  absl::flat_hash_set<SiteId> op_sites_;  // and sites that copy between devices or for layout
+  PerSite<std::uint8_t> op_sites_;  // and sites that copy between devices or for layout
   absl::flat_hash_map<std::pair<SiteId, std::uint64_t>, Repeat> repeats_;  // site, size
-  absl::flat_hash_map<SiteId, TemporarySite> temporaries_;
+  PerSite<TemporarySite> temporaries_;
 };
 
 }  // namespace

@@ -37,6 +37,7 @@ std::optional<std::string> layout_copy_chain(const Event& e, const PassState& s)
 
 class ContiguityAnalysis final : public Analysis {
  public:
+  KindSet after_kinds() const override { return kinds(EventKind::Copy); }
   void after(const Event& e, const PassState& s) override {
     if (e.kind != EventKind::Copy) return;
     std::optional<std::string> layout = layout_copy_chain(e, s);

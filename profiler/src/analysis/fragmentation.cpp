@@ -15,6 +15,7 @@ double ratio(std::uint64_t reserved, std::uint64_t allocated) {
 
 class FragmentationAnalysis final : public Analysis {
  public:
+  KindSet after_kinds() const override { return kinds(EventKind::Oom); }
   void after(const Event& e, const PassState& s) override {
     if (e.kind != EventKind::Oom) return;
     OomReport o;

@@ -26,9 +26,11 @@ bool expected_to_live(const LiveBlock& b, std::uint64_t steps) {
 
 class LeakAnalysis final : public Analysis {
  public:
+  KindSet after_kinds() const override { return kinds(EventKind::Alloc, EventKind::FreeRequested, EventKind::Step); }
   void after(const Event& e, const PassState& s) override {
     // Bytes allocated in the current step and still alive, by site.
     if (e.kind == EventKind::Alloc && s.block && s.block->step > 0) {
+      if (this_step_[s.block->site] == 0) this_step_sites_.push_back(s.block->site);
       this_step_[s.block->site] += s.block->size;
       return;
     }
@@ -38,12 +40,10 @@ class LeakAnalysis final : public Analysis {
     }
     if (e.kind != EventKind::Step) return;
     // Every site with stepped memory now, and every site tracked before (now perhaps 0).
-    const auto& live = s.live.stepped_bytes_by_site();
-    for (const auto& [site, bytes] : live) trends_.try_emplace(site);
-    for (auto& [site, t] : trends_) {
-      auto it = live.find(site);
-      auto now = this_step_.find(site);
-      std::uint64_t v = (it == live.end() ? 0 : it->second) - (now == this_step_.end() ? 0 : now->second);
+    const PerSite<std::uint64_t>& live = s.live.stepped_bytes_by_site();
+    for (SiteId site = 0; site < std::max(live.size(), trends_.size()); ++site) {
+      std::uint64_t v = live.get(site) - this_step_.get(site);
+      Trend& t = trends_[site];
       if (t.observed == 0) {
         if (v == 0) continue;
         t.first = v;
@@ -56,7 +56,8 @@ class LeakAnalysis final : public Analysis {
       t.last = v;
       ++t.observed;
     }
-    this_step_.clear();
+    for (SiteId site : this_step_sites_) this_step_[site] = 0;
+    this_step_sites_.clear();
   }
 
   void finish(const PassState& s, Report& r) override {
@@ -79,7 +80,8 @@ class LeakAnalysis final : public Analysis {
     });
 
     // Growth: rising at (nearly) every boundary, never falling, over at least 3 intervals.
-    for (auto& [site, t] : trends_) {
+    for (SiteId site = 0; site < trends_.size(); ++site) {
+      const Trend& t = trends_.at(site);
       std::uint64_t intervals = t.observed > 0 ? t.observed - 1 : 0;
       if (intervals < 3 || t.falls > 0 || t.rises * 4 < intervals * 3 || t.last <= t.first) continue;
       GrowthLeak g;
@@ -99,8 +101,9 @@ class LeakAnalysis final : public Analysis {
   struct Trend {
     std::uint64_t first = 0, last = 0, observed = 0, rises = 0, falls = 0, time_ns = 0;
   };
-  absl::flat_hash_map<SiteId, Trend> trends_;
-  absl::flat_hash_map<SiteId, std::uint64_t> this_step_;  // allocated since the last boundary, still alive
+  PerSite<Trend> trends_;
+  PerSite<std::uint64_t> this_step_;  // allocated since the last boundary, still alive
+  std::vector<SiteId> this_step_sites_;  // the sites this_step_ holds a value for
 };
 
 }  // namespace

@@ -13,7 +13,6 @@ bool reorders(ViewKind k) {
   return k != ViewKind::View && k != ViewKind::Reshape && k != ViewKind::Detach && k != ViewKind::Squeeze &&
          k != ViewKind::Unsqueeze;
 }
-std::uint64_t key(SiteId site, Category c) { return std::uint64_t{site} << 8 | static_cast<std::uint8_t>(c); }
 }  // namespace
 
 std::string ViewChain::text() const {
@@ -26,13 +25,12 @@ void LiveMemory::account(const LiveBlock& b, std::int64_t sign) {
   DeviceState& d = devices_[b.device];
   auto delta = static_cast<std::uint64_t>(sign) * b.size;  // wraps for sign -1, as intended
   d.allocated += delta;
-  d.by_category[static_cast<std::size_t>(b.category) % d.by_category.size()] += delta;
-  if ((d.by_site[b.site] += delta) == 0) d.by_site.erase(b.site);
-  SiteBytes& s = d.by_site_category[key(b.site, b.category)];
-  s.site = b.site;
-  s.bytes += delta;
-  s.blocks += static_cast<std::uint64_t>(sign);
-  if (s.blocks == 0) d.by_site_category.erase(key(b.site, b.category));
+  const std::size_t c = static_cast<std::size_t>(b.category) % kCategoryCount;
+  d.by_category[c] += delta;
+  d.by_site[b.site] += delta;
+  DeviceState::Held& h = d.by_site_category[b.site][c];
+  h.bytes += delta;
+  h.blocks += static_cast<std::uint64_t>(sign);
   if (b.stack) {
     StackBytes& st = d.by_stack[b.stack];
     st.stack = b.stack, st.site = b.site;
@@ -40,11 +38,7 @@ void LiveMemory::account(const LiveBlock& b, std::int64_t sign) {
     st.blocks += static_cast<std::uint64_t>(sign);
     if (st.blocks == 0) d.by_stack.erase(b.stack);
   }
-  if (b.step > 0) {
-    auto it = stepped_by_site_.try_emplace(b.site, 0).first;
-    it->second += delta;
-    if (it->second == 0) stepped_by_site_.erase(it);
-  }
+  if (b.step > 0) stepped_by_site_[b.site] += delta;
 }
 
 const LiveBlock* LiveMemory::apply(const profiler::Event& e, SiteId site, std::uint64_t event_index,
@@ -150,23 +144,24 @@ LiveAt LiveMemory::live_at(std::uint8_t d, std::uint64_t time_ns, std::size_t to
   at.allocated = s.allocated;
   at.reserved = s.reserved;
   at.largest_free_block = largest_free_block(d);
-  absl::flat_hash_map<SiteId, SiteBytes> sites;
   std::array<CategoryBytes, kCategoryCount> cats{};
-  for (const auto& [k, v] : s.by_site_category) {
-    auto c = static_cast<std::size_t>(k & 0xff) % cats.size();
-    cats[c].category = static_cast<Category>(c);
-    cats[c].bytes += v.bytes;
-    cats[c].blocks += v.blocks;
-    SiteBytes& sb = sites[v.site];
-    sb.site = v.site;
-    sb.bytes += v.bytes;
-    sb.blocks += v.blocks;
+  for (SiteId site = 0; site < s.by_site_category.size(); ++site) {
+    SiteBytes sb{site, 0, 0};
+    const auto& held = s.by_site_category.at(site);
+    for (std::size_t c = 0; c < kCategoryCount; ++c) {
+      const DeviceState::Held& h = held[c];
+      cats[c].category = static_cast<Category>(c);
+      cats[c].bytes += h.bytes;
+      cats[c].blocks += h.blocks;
+      sb.bytes += h.bytes;
+      sb.blocks += h.blocks;
+    }
+    if (sb.blocks) at.by_site.push_back(sb);
   }
   for (auto& c : cats)
     if (c.blocks) at.by_category.push_back(c);
   std::sort(at.by_category.begin(), at.by_category.end(),
             [](const CategoryBytes& a, const CategoryBytes& b) { return a.bytes != b.bytes ? a.bytes > b.bytes : a.category < b.category; });
-  for (auto& [id, sb] : sites) at.by_site.push_back(sb);
   std::sort(at.by_site.begin(), at.by_site.end(),
             [](const SiteBytes& a, const SiteBytes& b) { return a.bytes != b.bytes ? a.bytes > b.bytes : a.site < b.site; });
   if (at.by_site.size() > top) at.by_site.resize(top);

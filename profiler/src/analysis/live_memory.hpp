@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "memlens/analysis/report.hpp"
+#include "per_site.hpp"
 
 namespace memlens::analysis {
 
@@ -40,9 +41,12 @@ struct DeviceState {
   absl::btree_map<std::uint64_t, LiveBlock> blocks;      // by address
   absl::btree_map<std::uint64_t, std::uint64_t> segments;  // address -> size
   std::uint64_t allocated = 0, reserved = 0;
-  absl::flat_hash_map<std::uint64_t, SiteBytes> by_site_category;  // key: site << 8 | category
-  std::array<std::uint64_t, kCategoryCount> by_category{};                   // allocated per Category
-  absl::flat_hash_map<SiteId, std::uint64_t> by_site;              // allocated per site
+  struct Held {
+    std::uint64_t bytes = 0, blocks = 0;
+  };
+  PerSite<std::array<Held, kCategoryCount>> by_site_category;  // live per site and Category
+  std::array<std::uint64_t, kCategoryCount> by_category{};       // allocated per Category
+  PerSite<std::uint64_t> by_site;                                // allocated per site
   absl::flat_hash_map<std::uint32_t, StackBytes> by_stack;         // allocated per trace stack id
   bool touched = false;
 };
@@ -72,7 +76,7 @@ class LiveMemory {
   // Live bytes by site and by category on device d, largest first (sites: at most `top`).
   LiveAt live_at(std::uint8_t d, std::uint64_t time_ns, std::size_t top) const;
   // Live bytes per site over every device, counting blocks allocated after step 0 only.
-  const absl::flat_hash_map<SiteId, std::uint64_t>& stepped_bytes_by_site() const { return stepped_by_site_; }
+  const PerSite<std::uint64_t>& stepped_bytes_by_site() const { return stepped_by_site_; }
   // Every live block, in device and address order.
   template <class F>
   void for_each_block(F&& f) const {
@@ -85,7 +89,7 @@ class LiveMemory {
 
   std::vector<DeviceState> devices_;
   absl::flat_hash_map<std::uint64_t, std::pair<std::uint8_t, std::uint64_t>> storage_;  // storage -> device, address
-  absl::flat_hash_map<SiteId, std::uint64_t> stepped_by_site_;
+  PerSite<std::uint64_t> stepped_by_site_;
   absl::flat_hash_map<std::uint64_t, ViewChain> views_;  // by storage
   LiveBlock removed_;
 };

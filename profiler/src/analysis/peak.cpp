@@ -1,8 +1,6 @@
 // peak: per device, when allocated and reserved peaked and what was live then. A new
 // high is snapshotted only when memory is about to fall from it, so a rising trace costs
 // one snapshot per local maximum, not one per allocation.
-#include <absl/container/flat_hash_map.h>
-
 #include <algorithm>
 
 #include "analyses.hpp"
@@ -16,6 +14,10 @@ using profiler::EventKind;
 
 class PeakAnalysis final : public Analysis {
  public:
+  KindSet before_kinds() const override { return kinds(EventKind::FreeRequested, EventKind::SegmentFree); }
+  KindSet after_kinds() const override {
+    return kinds(EventKind::Alloc, EventKind::FreeRequested, EventKind::SegmentAlloc, EventKind::SegmentFree, EventKind::Oom);
+  }
   void before(const Event& e, const PassState& s) override {
     if (e.kind != EventKind::FreeRequested && e.kind != EventKind::SegmentFree) return;
     grow(e.device);
@@ -63,7 +65,8 @@ class PeakAnalysis final : public Analysis {
       d.peak_reserved = t.peak_res_at;
       r.devices.push_back(std::move(d));
     }
-    for (auto& [site, b] : by_site_) r.allocations_by_site.push_back(b);
+    for (SiteId site = 0; site < by_site_.size(); ++site)
+      if (by_site_.at(site).blocks) r.allocations_by_site.push_back(by_site_.at(site));
     std::sort(r.allocations_by_site.begin(), r.allocations_by_site.end(),
               [](const SiteBytes& a, const SiteBytes& b) { return a.bytes != b.bytes ? a.bytes > b.bytes : a.site < b.site; });
   }
@@ -82,7 +85,7 @@ class PeakAnalysis final : public Analysis {
     out = s.live.live_at(d, time, s.options.top_sites);
   }
   std::vector<Track> tracks_;
-  absl::flat_hash_map<SiteId, SiteBytes> by_site_;
+  PerSite<SiteBytes> by_site_;
 };
 
 }  // namespace

@@ -18,6 +18,10 @@ using profiler::EventKind;
 
 class TimelineAnalysis final : public Analysis {
  public:
+  KindSet after_kinds() const override {
+    return kinds(EventKind::Step, EventKind::ScopeBegin, EventKind::ScopeEnd, EventKind::Alloc, EventKind::FreeRequested,
+                 EventKind::SegmentAlloc, EventKind::SegmentFree);
+  }
   void after(const Event& e, const PassState& s) override {
     if (e.kind == EventKind::Step) {
       steps_.push_back(s.since_start(e.time_ns));
@@ -38,7 +42,7 @@ class TimelineAnalysis final : public Analysis {
     if (e.kind != EventKind::Alloc && e.kind != EventKind::FreeRequested && e.kind != EventKind::SegmentAlloc &&
         e.kind != EventKind::SegmentFree)
       return;
-    if (e.device >= series_.size()) series_.resize(e.device + 1u);
+    if (e.device >= series_.size()) series_.resize(e.device + 1u), changes_.resize(e.device + 1u);
     TimelineSeries& ts = series_[e.device];
     ts.device = e.device;
     if (ts.bucket_ns == 0) ts.bucket_ns = 1000;
@@ -64,9 +68,7 @@ class TimelineAnalysis final : public Analysis {
     else absorb(ts.buckets.back(), now);
     if ((e.kind == EventKind::Alloc || e.kind == EventKind::FreeRequested) && s.block) {
       SiteId site = s.block->site;  // a free names the site of the block it frees
-      auto it = d.by_site.find(site);
-      changes_[e.device].resize(ts.buckets.size());
-      changes_[e.device].back()[site] = it == d.by_site.end() ? 0 : it->second;
+      changes_[e.device].set(ts.buckets.size() - 1, site, d.by_site.get(site));
     }
   }
 
@@ -74,7 +76,7 @@ class TimelineAnalysis final : public Analysis {
     for (std::size_t d = 0; d < series_.size(); ++d) {
       TimelineSeries& ts = series_[d];
       if (!ts.bucket_ns) continue;
-      top_sites(ts, changes_[static_cast<std::uint8_t>(d)]);
+      top_sites(ts, changes_[d]);
       r.timeline.series.push_back(std::move(ts));
     }
     r.timeline.step_times_ns = std::move(steps_);
@@ -84,14 +86,30 @@ class TimelineAnalysis final : public Analysis {
   }
 
  private:
-  using Changes = std::vector<absl::flat_hash_map<SiteId, std::uint64_t>>;  // per bucket: site -> live bytes
+  // One device's sites whose live bytes changed, per bucket: each site once, with its
+  // live bytes at the bucket's last change.
+  struct Changes {
+    std::vector<std::vector<std::pair<SiteId, std::uint64_t>>> buckets;
+    PerSite<std::pair<std::size_t, std::size_t>> where;  // site -> (its bucket + 1, index there); 0: none
+
+    void set(std::size_t bucket, SiteId site, std::uint64_t bytes) {
+      if (bucket >= buckets.size()) buckets.resize(bucket + 1);
+      auto& w = where[site];
+      if (w.first == bucket + 1) {
+        buckets[bucket][w.second].second = bytes;
+        return;
+      }
+      w = {bucket + 1, buckets[bucket].size()};
+      buckets[bucket].emplace_back(site, bytes);
+    }
+  };
 
   // Replays the per-bucket changes twice: to find the sites with the most live memory,
   // then to give each bucket their values.
   static void top_sites(TimelineSeries& ts, Changes& changes) {
-    changes.resize(ts.buckets.size());
+    changes.buckets.resize(ts.buckets.size());
     absl::flat_hash_map<SiteId, std::uint64_t> now, most;
-    for (const auto& c : changes)
+    for (const auto& c : changes.buckets)
       for (auto [site, bytes] : c) {
         now[site] = bytes;
         most[site] = std::max(most[site], bytes);
@@ -103,7 +121,7 @@ class TimelineAnalysis final : public Analysis {
     for (std::size_t i = 0; i < ranked.size() && i < 8; ++i) ts.top_sites.push_back(ranked[i].second);
     now.clear();
     for (std::size_t i = 0; i < ts.buckets.size(); ++i) {
-      for (auto [site, bytes] : changes[i]) now[site] = bytes;
+      for (auto [site, bytes] : changes.buckets[i]) now[site] = bytes;
       for (std::size_t k = 0; k < ts.top_sites.size(); ++k) {
         auto it = now.find(ts.top_sites[k]);
         ts.buckets[i].site_last[k] = it == now.end() ? 0 : it->second;
@@ -112,15 +130,16 @@ class TimelineAnalysis final : public Analysis {
   }
 
   static void coarsen(TimelineSeries& ts, Changes& changes) {
-    changes.resize(ts.buckets.size());
-    Changes merged_changes;
+    changes.buckets.resize(ts.buckets.size());
+    Changes merged;
+    std::size_t into = 0;
     for (std::size_t i = 0; i < ts.buckets.size(); ++i) {
       std::uint64_t start = ts.buckets[i].time_ns / (ts.bucket_ns * 2) * (ts.bucket_ns * 2);
-      if (merged_changes.empty() || i == 0 || ts.buckets[i - 1].time_ns / (ts.bucket_ns * 2) * (ts.bucket_ns * 2) != start)
-        merged_changes.emplace_back();
-      for (auto [site, bytes] : changes[i]) merged_changes.back()[site] = bytes;
+      if (i > 0 && ts.buckets[i - 1].time_ns / (ts.bucket_ns * 2) * (ts.bucket_ns * 2) != start) ++into;
+      merged.buckets.resize(into + 1);
+      for (auto [site, bytes] : changes.buckets[i]) merged.set(into, site, bytes);
     }
-    changes = std::move(merged_changes);
+    changes = std::move(merged);
     coarsen(ts);
   }
 
@@ -152,7 +171,7 @@ class TimelineAnalysis final : public Analysis {
   std::vector<TimelineSeries> series_;
   std::vector<std::uint64_t> steps_;
   std::vector<ScopeSpan> spans_;
-  absl::flat_hash_map<std::uint8_t, Changes> changes_;  // per device
+  std::vector<Changes> changes_;  // per device
   absl::flat_hash_map<std::uint32_t, std::vector<std::size_t>> open_;  // per thread: indexes of open scopes
 };
 

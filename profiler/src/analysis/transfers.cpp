@@ -18,8 +18,12 @@ using profiler::EventKind;
 
 class TransferAnalysis final : public Analysis {
  public:
+  KindSet after_kinds() const override { return kinds(EventKind::Copy, EventKind::FreeRequested); }
   void after(const Event& e, const PassState& s) override {
-    if (e.kind != EventKind::Copy) return;
+    if (e.kind == EventKind::FreeRequested) {
+      if (s.block && s.block->storage) writes_.erase(s.block->storage);  // its id never comes back
+      return;
+    }
     const profiler::CopyEvent& c = e.copy;
     // Any copy into a storage makes its content new.
     if (const LiveBlock* dst = s.live.containing(e.device, c.dst_address); dst && dst->storage) ++writes_[dst->storage];
@@ -54,7 +58,7 @@ class TransferAnalysis final : public Analysis {
       out.bytes += site.total.bytes;
     }
     std::stable_sort(out.sites.begin(), out.sites.end(), [](const TransferSite& a, const TransferSite& b) { return a.bytes > b.bytes; });
-    out.per_step = per_step_;
+    out.per_step = std::move(per_step_);
     std::map<std::pair<SiteId, std::uint64_t>, ResentTransfer> resent;  // by site and size
     for (auto& [k, v] : sources_) {
       if (v.steps < 2) continue;

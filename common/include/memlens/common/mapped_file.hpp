@@ -31,6 +31,9 @@ class MappedFile {
   // A one-pass reader is done with the bytes before `offset`: their pages are dropped
   // (read again from the file if ever touched), so the mapping stops counting in RSS.
   void release_before(std::size_t offset);
+  // The pages wholly inside [from, to) are dropped, whatever was dropped before: a reader
+  // that passes over the file again drops each part as it leaves it.
+  void release(std::size_t from, std::size_t to) const;
 
  private:
   const char* data_ = nullptr;
