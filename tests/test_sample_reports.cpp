@@ -2,6 +2,7 @@
 // what the sample shows (finding kinds, sites by file:line, shapes, bytes), and each
 // corrected twin must produce no finding at all.
 #include <catch2/catch.hpp>
+#include <fstream>
 #include <map>
 
 #include "memlens_cli.hpp"
@@ -31,6 +32,16 @@ std::vector<std::string> kinds(const nlohmann::json& t) {
     CHECK(f["saves"].get<std::uint64_t>() > 0);
   }
   return out;
+}
+
+// "file:line" of the first line of a sample's source holding `marker`.
+std::string line_of(const std::string& file, const std::string& marker) {
+  std::ifstream in(std::string(SAMPLES_SOURCE_DIR) + "/" + file);
+  std::string line;
+  for (int n = 1; std::getline(in, line); ++n)
+    if (line.find(marker) != std::string::npos) return file + ":" + std::to_string(n);
+  FAIL("no line of " << file << " holds " << marker);
+  return "";
 }
 
 const nlohmann::json& sim(const nlohmann::json& t) {
@@ -202,4 +213,51 @@ TEST_CASE("oom_recovery: the OOM message speaks of fragmentation; expandable seg
   CHECK(replay.out.find("OOMs 0") != std::string::npos);
   Run same = run("replay " + quote(trace));
   CHECK(same.out.find("OOMs 2") != std::string::npos);
+}
+
+namespace {
+std::uint64_t peak_bytes_at(const nlohmann::json& t, const std::string& file_line) {
+  for (const auto& s : sim(t)["peak_allocated"]["by_site"])
+    if (at_line(s["site"], file_line)) return s["bytes"];
+  return 0;
+}
+std::uint64_t peak_category(const nlohmann::json& t, const std::string& category) {
+  for (const auto& c : sim(t)["peak_allocated"]["by_category"])
+    if (c["category"] == category) return c["bytes"];
+  return 0;
+}
+}  // namespace
+
+TEST_CASE("gpt_tiny: attention keeps batch x heads x T x T per layer: twice the sequence, four times the bytes", "[samples]") {
+  // 2 layers, batch 8, 4 heads: the probabilities kept for backward are 8 x 4 x T x T
+  // floats per layer, all sited at the attention call in CausalSelfAttention::forward
+  // (a module the user wrote: its own lines are the sites).
+  const std::string attention = line_of("gpt_tiny.cpp", "F::scaled_dot_product_attention(");
+  auto t128 = report_of("gpt_tiny", "--seq 128 --steps 2");
+  auto t256 = report_of("gpt_tiny", "--seq 256 --steps 2");
+  const std::uint64_t a128 = peak_bytes_at(t128, attention), a256 = peak_bytes_at(t256, attention);
+  CHECK(a128 >= 2u * 8 * 4 * 128 * 128 * 4);
+  CHECK(a256 >= 2u * 8 * 4 * 256 * 256 * 4);
+  CHECK(a256 >= a128 * 7 / 2);  // T^2: about 4x
+  CHECK(a256 <= a128 * 9 / 2);
+  INFO(sim(t256)["peak_allocated"].dump());
+  CHECK(at_line(sim(t256)["peak_allocated"]["by_site"][0]["site"], attention));  // the largest site at 256
+  CHECK(t128["findings"].empty());  // a correct transformer raises no alarm
+  CHECK(t256["findings"].empty());
+  CHECK(t256["steps"] == 2);
+}
+
+TEST_CASE("gpt_tiny: checkpointing lowers the activation peak; accumulation follows the micro-batch", "[samples]") {
+  auto plain = report_of("gpt_tiny", "--seq 256 --steps 2");
+  auto checkpointed = report_of("gpt_tiny", "--seq 256 --steps 2 --checkpoint");
+  auto accumulated = report_of("gpt_tiny", "--seq 256 --steps 2 --accumulate 4");
+  const std::uint64_t peak = sim(plain)["peak_allocated"]["allocated"];
+  INFO(sim(checkpointed)["peak_allocated"].dump());
+  // Only the blocks' inputs are kept through the forward; each block's activations live
+  // only while backward recomputes it.
+  CHECK(peak_category(checkpointed, "activation") * 10 < peak_category(plain, "activation") * 7);
+  CHECK(sim(checkpointed)["peak_allocated"]["allocated"].get<std::uint64_t>() * 10 < peak * 9);
+  CHECK(sim(accumulated)["peak_allocated"]["allocated"].get<std::uint64_t>() * 2 < peak);
+  CHECK(checkpointed["findings"].empty());
+  CHECK(accumulated["findings"].empty());
 }

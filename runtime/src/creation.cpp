@@ -3,6 +3,7 @@
 #include <cstring>
 #include <mutex>
 #include <random>
+#include <sstream>
 
 #include "tensor_internal.hpp"
 
@@ -53,6 +54,23 @@ void manual_seed(std::uint64_t seed) {
   MEMLENS_API_ENTRY();
   std::lock_guard lock(rng_mu);
   rng().seed(seed);
+}
+
+RngState get_rng_state() {
+  MEMLENS_API_ENTRY();
+  std::lock_guard lock(rng_mu);
+  std::ostringstream out;
+  out << rng();
+  return {out.str()};
+}
+
+void set_rng_state(const RngState& state) {
+  MEMLENS_API_ENTRY();
+  std::mt19937_64 gen;
+  std::istringstream in(state.bytes);
+  if (!(in >> gen)) throw Error("set_rng_state: not a state get_rng_state returned");
+  std::lock_guard lock(rng_mu);
+  rng() = gen;
 }
 
 Tensor empty(Shape sizes, TensorOptions o) { MEMLENS_API_ENTRY(); return finish(fresh(sizes, o), o); }

@@ -1,5 +1,6 @@
 // Elementwise math with broadcasting through stride 0, its in-place forms and gradients.
 #include <cmath>
+#include <numbers>
 
 #include "tensor_internal.hpp"
 
@@ -272,6 +273,32 @@ Tensor Tensor::relu() const {
   return out;
 }
 
+Tensor Tensor::erf() const {
+  MEMLENS_API_ENTRY();
+  Tensor out = unary_kernel(*this, "erf", floating(dtype()), [](auto u) { return std::erf(u); });
+  autograd::record(out, "ErfBackward0", {*this}, [x = SavedTensor(*this)](const Tensor& g, const Node& n) {
+    Tensor xv = x.unpack(n);
+    return Grads{g * ((xv * xv).neg().exp() * (2 / std::sqrt(std::numbers::pi)))};
+  });
+  return out;
+}
+
+Tensor Tensor::sin() const {
+  MEMLENS_API_ENTRY();
+  Tensor out = unary_kernel(*this, "sin", floating(dtype()), [](auto u) { return std::sin(u); });
+  autograd::record(out, "SinBackward0", {*this},
+                   [x = SavedTensor(*this)](const Tensor& g, const Node& n) { return Grads{g * x.unpack(n).cos()}; });
+  return out;
+}
+
+Tensor Tensor::cos() const {
+  MEMLENS_API_ENTRY();
+  Tensor out = unary_kernel(*this, "cos", floating(dtype()), [](auto u) { return std::cos(u); });
+  autograd::record(out, "CosBackward0", {*this},
+                   [x = SavedTensor(*this)](const Tensor& g, const Node& n) { return Grads{g * x.unpack(n).sin().neg()}; });
+  return out;
+}
+
 Tensor Tensor::sigmoid() const {
   MEMLENS_API_ENTRY();
   Tensor out = unary_kernel(*this, "sigmoid", floating(dtype()), [](auto u) { return 1 / (1 + std::exp(-u)); });
@@ -359,6 +386,47 @@ Tensor where(const Tensor& cond, const Tensor& a, const Tensor& b) {
                                   n.needs_input_grad(1) ? sum_to(where(cond, zero, g), sb) : Tensor()};
                    });
   return out;
+}
+
+Tensor Tensor::masked_fill(const Tensor& mask, Scalar value) const {
+  MEMLENS_API_ENTRY();
+  if (mask.dtype() != kBool)
+    throw TypeError("masked_fill_ only supports boolean masks, but got mask with dtype " + std::string(type_name(mask.dtype())));
+  Shape shape = broadcast_shapes(sizes(), mask.sizes());
+  if (shape != sizes())
+    throw ShapeError("The size of the mask " + shape_str(mask.sizes()) + " must broadcast to the size of the tensor " +
+                     shape_str(sizes()));
+  return where(mask, scalar_tensor(value, TensorOptions().dtype(dtype()).device(device())), *this);
+}
+
+namespace detail {
+Tensor triangle_mask(std::int64_t rows, std::int64_t cols, std::int64_t diagonal, bool lower, const Device& device) {
+  OpTrace trace;
+  Tensor keep = make_tensor({rows, cols}, kBool, device);
+  bool* p = keep.data_ptr<bool>();
+  for (std::int64_t i = 0; i < rows; ++i)
+    for (std::int64_t j = 0; j < cols; ++j) p[i * cols + j] = lower ? j - i <= diagonal : j - i >= diagonal;
+  trace.done(lower ? "tril_mask" : "triu_mask", {}, keep);
+  return keep;
+}
+}  // namespace detail
+
+namespace {
+Tensor triangle(const Tensor& a, std::int64_t diagonal, bool lower, const char* op) {
+  if (a.dim() < 2) throw ShapeError(std::string(op) + ": input tensor must have at least 2 dimensions");
+  Tensor keep = triangle_mask(a.size(-2), a.size(-1), diagonal, lower, a.device());
+  return where(keep, a, scalar_tensor(0, TensorOptions().dtype(a.dtype()).device(a.device())));
+}
+}  // namespace
+
+Tensor tril(const Tensor& a, std::int64_t diagonal) {
+  MEMLENS_API_ENTRY();
+  return triangle(a, diagonal, true, "tril");
+}
+
+Tensor triu(const Tensor& a, std::int64_t diagonal) {
+  MEMLENS_API_ENTRY();
+  return triangle(a, diagonal, false, "triu");
 }
 
 // ---- in-place
@@ -551,5 +619,8 @@ Tensor abs(const Tensor& a) { MEMLENS_API_ENTRY(); return a.abs(); }
 Tensor relu(const Tensor& a) { MEMLENS_API_ENTRY(); return a.relu(); }
 Tensor sigmoid(const Tensor& a) { MEMLENS_API_ENTRY(); return a.sigmoid(); }
 Tensor tanh(const Tensor& a) { MEMLENS_API_ENTRY(); return a.tanh(); }
+Tensor erf(const Tensor& a) { MEMLENS_API_ENTRY(); return a.erf(); }
+Tensor sin(const Tensor& a) { MEMLENS_API_ENTRY(); return a.sin(); }
+Tensor cos(const Tensor& a) { MEMLENS_API_ENTRY(); return a.cos(); }
 
 }  // namespace memlens

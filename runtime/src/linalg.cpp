@@ -30,7 +30,7 @@ BlasOperand blas_operand(const Tensor& m) {
   return {c, CblasNoTrans, static_cast<int>(std::max<std::int64_t>(1, cols))};
 }
 
-// out (n x p, contiguous) = a (n x m) @ b (m x p).
+// out (n x p, rows of unit stride: a contiguous matrix or a slice of a batch) = a (n x m) @ b (m x p).
 void gemm_into(const Tensor& out, const Tensor& a, const Tensor& b) {
   int n = static_cast<int>(a.size(0)), k = static_cast<int>(a.size(1)), p = static_cast<int>(b.size(1));
   if (n == 0 || p == 0) return;
@@ -42,10 +42,12 @@ void gemm_into(const Tensor& out, const Tensor& a, const Tensor& b) {
     BlasOperand x = blas_operand(a), y = blas_operand(b);
     if (a.dtype() == kFloat32)
       cblas_sgemm(CblasRowMajor, x.trans, y.trans, n, p, k, 1.0f, static_cast<const float*>(x.t.raw_data()), x.ld,
-                  static_cast<const float*>(y.t.raw_data()), y.ld, 0.0f, static_cast<float*>(out.raw_data()), p);
+                  static_cast<const float*>(y.t.raw_data()), y.ld, 0.0f, static_cast<float*>(out.raw_data()),
+                  static_cast<int>(out.stride(0)));
     else
       cblas_dgemm(CblasRowMajor, x.trans, y.trans, n, p, k, 1.0, static_cast<const double*>(x.t.raw_data()), x.ld,
-                  static_cast<const double*>(y.t.raw_data()), y.ld, 0.0, static_cast<double*>(out.raw_data()), p);
+                  static_cast<const double*>(y.t.raw_data()), y.ld, 0.0, static_cast<double*>(out.raw_data()),
+                  static_cast<int>(out.stride(0)));
     return;
   }
   // Integer matmul: no BLAS for it; a plain triple loop over strides.
@@ -58,7 +60,7 @@ void gemm_into(const Tensor& out, const Tensor& a, const Tensor& b) {
       for (int j = 0; j < p; ++j) {
         T acc{};
         for (int q = 0; q < k; ++q) acc = static_cast<T>(acc + ap[i * a.stride(0) + q * a.stride(1)] * bp[q * b.stride(0) + j * b.stride(1)]);
-        op[i * p + j] = acc;
+        op[i * out.stride(0) + j] = acc;
       }
   });
 }
@@ -148,25 +150,69 @@ Tensor Tensor::matmul(const Tensor& o) const {
     return unsqueeze(0).mm(o).squeeze(0);
   }
   if (da == 2 && db == 2) return mm(o);
-  // Batched: broadcast the batch dims, fold them into one, bmm, unfold.
+  // Batched: the batch dims broadcast and walked in place.
   Tensor a = da == 1 ? unsqueeze(0) : *this;
   Tensor b = db == 1 ? o.unsqueeze(1) : o;
+  Tensor out = batched_matmul(a, b);
+  if (da > 1 && db > 1) return out;
+  Shape result(out.sizes().begin(), out.sizes().end() - 2);
+  if (da > 1) result.push_back(out.size(-2));
+  if (db > 1) result.push_back(out.size(-1));
+  return out.reshape(result);
+}
+
+namespace detail {
+
+Tensor batched_matmul(const Tensor& a, const Tensor& b, const Shape& memory_order) {
   std::int64_t n = a.size(-2), k = a.size(-1), k2 = b.size(-2), p = b.size(-1);
   if (k != k2)
     throw ShapeError("mat1 and mat2 shapes cannot be multiplied (" + std::to_string(n) + "x" + std::to_string(k) +
                      " and " + std::to_string(k2) + "x" + std::to_string(p) + ")");
-  Shape ba(a.sizes().begin(), a.sizes().end() - 2), bb(b.sizes().begin(), b.sizes().end() - 2);
-  Shape batch = broadcast_shapes(ba, bb);
-  std::int64_t nb = numel_of(batch);
-  Shape ea = batch, eb = batch;
+  Shape batch = broadcast_shapes(Shape(a.sizes().begin(), a.sizes().end() - 2), Shape(b.sizes().begin(), b.sizes().end() - 2));
+  Shape shape = batch, ea = batch, eb = batch;
+  shape.insert(shape.end(), {n, p});
   ea.insert(ea.end(), {n, k});
   eb.insert(eb.end(), {k, p});
-  Tensor out = a.expand(ea).reshape({nb, n, k}).bmm(b.expand(eb).reshape({nb, k, p}));
-  Shape result = batch;
-  if (da > 1) result.push_back(n);
-  if (db > 1) result.push_back(p);
-  return out.reshape(result);
+  OpTrace trace;
+  Tensor out;
+  if (memory_order.empty()) {
+    out = make_tensor(shape, a.dtype(), a.device());
+  } else {
+    // Allocate in memory order, then present the dims in their logical order.
+    if (memory_order.size() != shape.size() || memory_order.back() != static_cast<std::int64_t>(shape.size()) - 1)
+      throw Error("batched_matmul: the memory order must permute every dim and keep the last one last");
+    Shape in_memory(shape.size()), strides(shape.size());
+    for (std::size_t i = 0; i < shape.size(); ++i) in_memory[i] = shape[static_cast<std::size_t>(memory_order[i])];
+    Tensor m = make_tensor(in_memory, a.dtype(), a.device());
+    for (std::size_t i = 0; i < shape.size(); ++i) strides[static_cast<std::size_t>(memory_order[i])] = m.stride(static_cast<std::int64_t>(i));
+    out = as_strided_alias(m, shape, strides, 0);
+  }
+  Tensor x = expand_alias(a, ea), y = expand_alias(b, eb);
+  const std::size_t nd = batch.size();
+  Shape index(nd, 0);
+  for (std::int64_t i = 0, count = numel_of(batch); i < count; ++i) {
+    std::int64_t ox = x.storage_offset(), oy = y.storage_offset(), oo = out.storage_offset();
+    for (std::size_t d = 0; d < nd; ++d)
+      ox += index[d] * x.strides()[d], oy += index[d] * y.strides()[d], oo += index[d] * out.strides()[d];
+    gemm_into(as_strided_alias(out, {n, p}, {out.stride(-2), out.stride(-1)}, oo),
+              as_strided_alias(x, {n, k}, {x.stride(-2), x.stride(-1)}, ox),
+              as_strided_alias(y, {k, p}, {y.stride(-2), y.stride(-1)}, oy));
+    for (std::size_t d = nd; d-- > 0;) {  // next batch index, last dim fastest
+      if (++index[d] < batch[d]) break;
+      index[d] = 0;
+    }
+  }
+  trace.done("matmul", {&a, &b}, out);
+  autograd::record(out, "MatmulBackward0", {a, b},
+                   [sa = SavedTensor(a), sb = SavedTensor(b)](const Tensor& g, const Node& node) {
+                     Tensor av = sa.unpack(node), bv = sb.unpack(node);
+                     return Grads{node.needs_input_grad(0) ? autograd::sum_to(g.matmul(bv.transpose(-2, -1)), av.sizes()) : Tensor(),
+                                  node.needs_input_grad(1) ? autograd::sum_to(av.transpose(-2, -1).matmul(g), bv.sizes()) : Tensor()};
+                   });
+  return out;
 }
+
+}  // namespace detail
 
 Tensor matmul(const Tensor& a, const Tensor& b) { MEMLENS_API_ENTRY(); return a.matmul(b); }
 Tensor mm(const Tensor& a, const Tensor& b) { MEMLENS_API_ENTRY(); return a.mm(b); }

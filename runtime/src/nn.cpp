@@ -3,6 +3,7 @@
 #include <cmath>
 
 #include "memlens/runtime/autograd.hpp"
+#include "memlens/runtime/nn_functional.hpp"
 #include "tensor_internal.hpp"
 
 namespace memlens::nn {
@@ -45,6 +46,11 @@ void Module::to(const Device& d) {
   for (auto& [name, child] : children_) child->to(d);
 }
 
+void Module::train(bool on) {
+  training_ = on;
+  for (auto& [name, child] : children_) child->train(on);
+}
+
 Tensor& Module::register_parameter(std::string name, Tensor t) {
   MEMLENS_API_ENTRY();
   t.requires_grad_(true);
@@ -58,7 +64,7 @@ void Module::register_module(std::string name, std::shared_ptr<Module> m) {
   children_.emplace_back(std::move(name), std::move(m));
 }
 
-Linear::Linear(std::int64_t in, std::int64_t out, bool with_bias) {
+Linear::Linear(std::int64_t in, std::int64_t out, bool with_bias) : Module(Library{}) {
   double bound = 1.0 / std::sqrt(static_cast<double>(in));
   {
     NoGradGuard guard;
@@ -71,6 +77,8 @@ Linear::Linear(std::int64_t in, std::int64_t out, bool with_bias) {
 
 Tensor Module::operator()(const Tensor& x) {
   MEMLENS_API_ENTRY();
+  if (library_) return forward(x);
+  instrument::UserCode user;
   return forward(x);
 }
 
@@ -80,7 +88,72 @@ Tensor Linear::forward(const Tensor& x) {
   return bias.defined() ? y + bias : y;
 }
 
-Sequential::Sequential(std::initializer_list<std::shared_ptr<Module>> modules) {
+Tensor GELU::forward(const Tensor& x) { MEMLENS_API_ENTRY(); return functional::gelu(x); }
+Tensor SiLU::forward(const Tensor& x) { MEMLENS_API_ENTRY(); return functional::silu(x); }
+Tensor Softmax::forward(const Tensor& x) { MEMLENS_API_ENTRY(); return softmax(x, dim_); }
+Tensor LogSoftmax::forward(const Tensor& x) { MEMLENS_API_ENTRY(); return log_softmax(x, dim_); }
+
+Dropout::Dropout(double p) : Module(Library{}), p_(p) {
+  if (!(p >= 0 && p <= 1)) throw Error("dropout probability has to be between 0 and 1, but got " + std::to_string(p));
+}
+
+Tensor Dropout::forward(const Tensor& x) {
+  MEMLENS_API_ENTRY();
+  return functional::dropout(x, p_, is_training());
+}
+
+Embedding::Embedding(std::int64_t num_embeddings, std::int64_t dim) : Module(Library{}) {
+  if (num_embeddings < 1 || dim < 1) throw ShapeError("Embedding: num_embeddings and dim must be positive");
+  {
+    NoGradGuard guard;
+    weight = randn({num_embeddings, dim});
+  }
+  register_parameter("weight", weight);
+}
+
+Tensor Embedding::forward(const Tensor& indices) {
+  MEMLENS_API_ENTRY();
+  return functional::embedding(indices, weight);
+}
+
+LayerNorm::LayerNorm(Shape normalized_shape, double eps, bool elementwise_affine)
+    : Module(Library{}), shape_(std::move(normalized_shape)), eps_(eps) {
+  if (shape_.empty()) throw ShapeError("LayerNorm: normalized_shape must name at least one dim");
+  if (!elementwise_affine) return;
+  {
+    NoGradGuard guard;
+    weight = ones(shape_);
+    bias = zeros(shape_);
+  }
+  register_parameter("weight", weight);
+  register_parameter("bias", bias);
+}
+
+Tensor LayerNorm::forward(const Tensor& x) {
+  MEMLENS_API_ENTRY();
+  return functional::layer_norm(x, shape_, weight, bias, eps_);
+}
+
+double clip_grad_norm_(const std::vector<Tensor>& parameters, double max_norm, double norm_type) {
+  MEMLENS_API_ENTRY();
+  NoGradGuard guard;
+  double total = 0;
+  const bool inf = std::isinf(norm_type);
+  for (const Tensor& p : parameters) {
+    Tensor g = p.grad();
+    if (!g.defined()) continue;
+    double n = inf ? g.abs().max().item<double>() : g.abs().pow(norm_type).sum().item<double>();
+    total = inf ? std::max(total, n) : total + n;
+  }
+  if (!inf) total = std::pow(total, 1 / norm_type);
+  double coef = max_norm / (total + 1e-6);
+  if (coef < 1)
+    for (const Tensor& p : parameters)
+      if (Tensor g = p.grad(); g.defined()) g.mul_(coef);
+  return total;
+}
+
+Sequential::Sequential(std::initializer_list<std::shared_ptr<Module>> modules) : Module(Library{}) {
   for (auto& m : modules) push_back(m);
 }
 
@@ -93,7 +166,7 @@ Sequential& Sequential::push_back(std::shared_ptr<Module> m) {
 Tensor Sequential::forward(const Tensor& x) {
   MEMLENS_API_ENTRY();
   Tensor h = x;
-  for (auto& m : layers_) h = m->forward(h);
+  for (auto& m : layers_) h = (*m)(h);  // a module the user wrote runs as user code
   return h;
 }
 

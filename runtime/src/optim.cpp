@@ -38,8 +38,11 @@ void SGD::step() {
   }
 }
 
-Adam::Adam(std::vector<Tensor> params, AdamOptions options)
-    : Optimizer(std::move(params)), opt_(options), exp_avg_(params_.size()), exp_avg_sq_(params_.size()) {}
+Adam::Adam(std::vector<Tensor> params, AdamOptions options) : Adam(std::move(params), options, false) {}
+
+Adam::Adam(std::vector<Tensor> params, AdamOptions options, bool decoupled_decay)
+    : Optimizer(std::move(params)), opt_(options), decoupled_decay_(decoupled_decay), exp_avg_(params_.size()),
+      exp_avg_sq_(params_.size()) {}
 
 void Adam::step() {
   MEMLENS_API_ENTRY();
@@ -50,7 +53,8 @@ void Adam::step() {
   for (std::size_t i = 0; i < params_.size(); ++i) {
     Tensor g = params_[i].grad();
     if (!g.defined()) continue;
-    if (opt_.weight_decay != 0) g = g + params_[i] * opt_.weight_decay;
+    if (opt_.weight_decay != 0 && decoupled_decay_) params_[i].mul_(1 - opt_.lr * opt_.weight_decay);
+    else if (opt_.weight_decay != 0) g = g + params_[i] * opt_.weight_decay;
     if (!exp_avg_[i].defined()) {
       exp_avg_[i] = zeros_like(params_[i]);
       exp_avg_sq_[i] = zeros_like(params_[i]);

@@ -210,13 +210,35 @@ Tensor Tensor::argmin() const { MEMLENS_API_ENTRY(); return std::get<1>(extreme(
 Tensor Tensor::argmax(std::int64_t d, bool keepdim) const { MEMLENS_API_ENTRY(); return std::get<1>(extreme(*this, d, keepdim, true, "argmax")); }
 Tensor Tensor::argmin(std::int64_t d, bool keepdim) const { MEMLENS_API_ENTRY(); return std::get<1>(extreme(*this, d, keepdim, false, "argmin")); }
 
+// Both keep only their output for backward, as PyTorch's do: the shifted and
+// exponentiated intermediates are temporaries of the forward, not saved tensors.
 Tensor log_softmax(const Tensor& x, std::int64_t dim) {
   MEMLENS_API_ENTRY();
-  Tensor m = std::get<0>(x.max(dim, true)).detach();
-  Tensor shifted = x - m;
-  return shifted - shifted.exp().sum({dim}, true).log();
+  Tensor out;
+  {
+    NoGradGuard no_grad;
+    Tensor shifted = x - std::get<0>(x.max(dim, true));
+    out = shifted - shifted.exp().sum({dim}, true).log();
+  }
+  autograd::record(out, "LogSoftmaxBackward0", {x}, [y = SavedTensor(out, true), dim](const Tensor& g, const Node& n) {
+    return Grads{g - y.unpack(n).exp() * g.sum({dim}, true)};
+  });
+  return out;
 }
 
-Tensor softmax(const Tensor& x, std::int64_t dim) { MEMLENS_API_ENTRY(); return log_softmax(x, dim).exp(); }
+Tensor softmax(const Tensor& x, std::int64_t dim) {
+  MEMLENS_API_ENTRY();
+  Tensor out;
+  {
+    NoGradGuard no_grad;
+    Tensor e = (x - std::get<0>(x.max(dim, true))).exp();
+    out = e / e.sum({dim}, true);
+  }
+  autograd::record(out, "SoftmaxBackward0", {x}, [y = SavedTensor(out, true), dim](const Tensor& g, const Node& n) {
+    Tensor yv = y.unpack(n);
+    return Grads{yv * (g - (g * yv).sum({dim}, true))};
+  });
+  return out;
+}
 
 }  // namespace memlens

@@ -60,6 +60,14 @@ void check_defined(const Tensor& t, const char* op);
 // The dtype an op on a and b computes in (0-dim tensors do not widen the category).
 ScalarType result_type(const Tensor& a, const Tensor& b);
 ScalarType result_type(const Tensor& a, const Scalar& s);
+// A [rows, cols] bool mask, true on and below (lower) or on and above the diagonal
+// `diagonal` (column - row = diagonal): tril/triu and causal attention, filled directly
+// rather than by a broadcast comparison.
+Tensor triangle_mask(std::int64_t rows, std::int64_t cols, std::int64_t diagonal, bool lower, const Device& device);
+// a @ b with PyTorch's batch broadcasting, the batch dims walked in place (no reshape, so
+// no copy of a strided batch); the result's memory holds its dims in `memory_order`
+// (a permutation of its dims; empty: contiguous), as attention kernels lay out [B, T, H, D].
+Tensor batched_matmul(const Tensor& a, const Tensor& b, const Shape& memory_order = {});
 // Copies `src` into `dst` elementwise with dtype conversion; shapes must match after
 // broadcasting `src` to `dst`. No autograd, no version bump.
 void copy_into(const Tensor& dst, const Tensor& src);

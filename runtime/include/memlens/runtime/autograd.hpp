@@ -18,15 +18,22 @@ struct GradMode {
   static void set_enabled(bool on);
 };
 
-class NoGradGuard {
+// Grad mode set for a scope, restored after (PyTorch's AutoGradMode); NoGradGuard turns
+// it off, checkpointing turns it on for its recomputation inside backward.
+class AutoGradMode {
  public:
-  NoGradGuard() : prev_(GradMode::is_enabled()) { GradMode::set_enabled(false); }
-  ~NoGradGuard() { GradMode::set_enabled(prev_); }
-  NoGradGuard(const NoGradGuard&) = delete;
-  NoGradGuard& operator=(const NoGradGuard&) = delete;
+  explicit AutoGradMode(bool on) : prev_(GradMode::is_enabled()) { GradMode::set_enabled(on); }
+  ~AutoGradMode() { GradMode::set_enabled(prev_); }
+  AutoGradMode(const AutoGradMode&) = delete;
+  AutoGradMode& operator=(const AutoGradMode&) = delete;
 
  private:
   bool prev_;
+};
+
+class NoGradGuard : public AutoGradMode {
+ public:
+  NoGradGuard() : AutoGradMode(false) {}
 };
 
 namespace autograd {

@@ -66,6 +66,21 @@ struct ApiEntry {
   ApiEntry& operator=(const ApiEntry&) = delete;
 };
 
+// User code the runtime calls back (a forward the user wrote, a checkpointed function):
+// the runtime calls inside it are outermost again, so their sites are the user's lines,
+// not the line that called into the runtime.
+class UserCode {
+ public:
+  UserCode() : depth_(detail::api_depth), site_(detail::api_site) { detail::api_depth = 0; }
+  ~UserCode() { detail::api_depth = depth_, detail::api_site = site_; }
+  UserCode(const UserCode&) = delete;
+  UserCode& operator=(const UserCode&) = delete;
+
+ private:
+  int depth_;
+  const void* site_;
+};
+
 // One allocator operation (a storage's allocation or free) as one moment: outside any
 // runtime call (a tensor freed in user code) it opens a group of its own.
 struct EventGroup {

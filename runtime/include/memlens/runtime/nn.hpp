@@ -11,6 +11,7 @@ namespace memlens::nn {
 
 class Module {
  public:
+  Module() = default;
   virtual ~Module() = default;
   virtual Tensor forward(const Tensor& x) = 0;
   // Out of line, so the call site recorded for the module's ops is the caller's line.
@@ -21,14 +22,26 @@ class Module {
   void zero_grad();
   // Moves parameters to `d` (a real copy when the device differs), as Module::to.
   void to(const Device& d);
+  // Training mode (the default) or evaluation, for this module and every child: dropout
+  // is the identity when not training.
+  void train(bool on = true);
+  void eval() { train(false); }
+  bool is_training() const { return training_; }
 
  protected:
+  // The runtime's own modules: their forward is runtime code, so the ops in it are sited
+  // at the line that called the module. A module the user writes runs as user code: the
+  // ops in its forward are sited at its own lines.
+  struct Library {};
+  explicit Module(Library) : library_(true) {}
   Tensor& register_parameter(std::string name, Tensor t);
   void register_module(std::string name, std::shared_ptr<Module> m);
 
  private:
   std::vector<std::pair<std::string, Tensor>> params_;
   std::vector<std::pair<std::string, std::shared_ptr<Module>>> children_;
+  bool training_ = true;
+  bool library_ = false;
 };
 
 // y = x W^T + b, initialised as PyTorch does: U(-1/sqrt(in), 1/sqrt(in)).
@@ -41,12 +54,73 @@ class Linear : public Module {
 
 class ReLU : public Module {
  public:
+  ReLU() : Module(Library{}) {}
   Tensor forward(const Tensor& x) override { return x.relu(); }
+};
+
+class GELU : public Module {
+ public:
+  GELU() : Module(Library{}) {}
+  Tensor forward(const Tensor& x) override;
+};
+
+class SiLU : public Module {
+ public:
+  SiLU() : Module(Library{}) {}
+  Tensor forward(const Tensor& x) override;
+};
+
+class Softmax : public Module {
+ public:
+  explicit Softmax(std::int64_t dim) : Module(Library{}), dim_(dim) {}
+  Tensor forward(const Tensor& x) override;
+
+ private:
+  std::int64_t dim_;
+};
+
+class LogSoftmax : public Module {
+ public:
+  explicit LogSoftmax(std::int64_t dim) : Module(Library{}), dim_(dim) {}
+  Tensor forward(const Tensor& x) override;
+
+ private:
+  std::int64_t dim_;
+};
+
+class Dropout : public Module {
+ public:
+  explicit Dropout(double p = 0.5);
+  Tensor forward(const Tensor& x) override;
+
+ private:
+  double p_;
+};
+
+// A table of num_embeddings vectors of size dim, initialised from N(0, 1) as PyTorch's.
+class Embedding : public Module {
+ public:
+  Embedding(std::int64_t num_embeddings, std::int64_t dim);
+  Tensor forward(const Tensor& indices) override;
+  Tensor weight;
+};
+
+// Normalises over the last dims (normalized_shape), with a learnt scale (ones) and shift
+// (zeros) when elementwise_affine.
+class LayerNorm : public Module {
+ public:
+  explicit LayerNorm(Shape normalized_shape, double eps = 1e-5, bool elementwise_affine = true);
+  Tensor forward(const Tensor& x) override;
+  Tensor weight, bias;
+
+ private:
+  Shape shape_;
+  double eps_;
 };
 
 class Sequential : public Module {
  public:
-  Sequential() = default;
+  Sequential() : Module(Library{}) {}
   Sequential(std::initializer_list<std::shared_ptr<Module>> modules);
   Sequential& push_back(std::shared_ptr<Module> m);
   Tensor forward(const Tensor& x) override;
@@ -58,6 +132,10 @@ class Sequential : public Module {
 
 // Mean of squared differences; shapes must match exactly (unlike PyTorch, which only
 // warns: a broadcast loss is the seed's section 7 bug).
+// Scales every parameter's gradient so that their total norm is at most max_norm
+// (PyTorch's clip_grad_norm_); returns the total norm before clipping.
+double clip_grad_norm_(const std::vector<Tensor>& parameters, double max_norm, double norm_type = 2.0);
+
 class MSELoss {
  public:
   Tensor operator()(const Tensor& input, const Tensor& target) const;

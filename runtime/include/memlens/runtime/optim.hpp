@@ -48,10 +48,22 @@ class Adam : public Optimizer {
   Adam(std::vector<Tensor> params, AdamOptions options = {});
   void step() override;
 
+ protected:
+  // AdamW's: weight decay shrinks the parameter itself instead of joining the gradient.
+  Adam(std::vector<Tensor> params, AdamOptions options, bool decoupled_decay);
+
  private:
   AdamOptions opt_;
+  bool decoupled_decay_ = false;
   std::vector<Tensor> exp_avg_, exp_avg_sq_;
   std::int64_t steps_ = 0;
+};
+
+// Adam with decoupled weight decay (Loshchilov and Hutter), PyTorch's AdamW: default
+// weight_decay 0.01.
+class AdamW : public Adam {
+ public:
+  AdamW(std::vector<Tensor> params, AdamOptions options = {.weight_decay = 0.01}) : Adam(std::move(params), options, true) {}
 };
 
 }  // namespace memlens::optim

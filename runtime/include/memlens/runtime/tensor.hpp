@@ -182,6 +182,11 @@ class Tensor {
   Tensor relu() const;
   Tensor sigmoid() const;
   Tensor tanh() const;
+  Tensor erf() const;
+  Tensor sin() const;
+  Tensor cos() const;
+  // PyTorch's masked_fill: value where mask (bool, broadcast to this tensor's shape) is true.
+  Tensor masked_fill(const Tensor& mask, Scalar value) const;
   Tensor eq(const Tensor& o) const;
   Tensor eq(Scalar o) const;
   Tensor ne(const Tensor& o) const;
@@ -298,6 +303,13 @@ Tensor abs(const Tensor& a);
 Tensor relu(const Tensor& a);
 Tensor sigmoid(const Tensor& a);
 Tensor tanh(const Tensor& a);
+Tensor erf(const Tensor& a);
+Tensor sin(const Tensor& a);
+Tensor cos(const Tensor& a);
+// The lower (tril) or upper (triu) triangle of the last two dims, from `diagonal` on; the
+// rest zero.
+Tensor tril(const Tensor& a, std::int64_t diagonal = 0);
+Tensor triu(const Tensor& a, std::int64_t diagonal = 0);
 Tensor matmul(const Tensor& a, const Tensor& b);
 Tensor mm(const Tensor& a, const Tensor& b);
 Tensor bmm(const Tensor& a, const Tensor& b);
@@ -336,6 +348,13 @@ Tensor tensor(std::initializer_list<double> values, TensorOptions o = {});
 Tensor tensor(const std::vector<double>& values, Shape sizes, TensorOptions o = {});
 Tensor scalar_tensor(Scalar v, TensorOptions o = {});
 void manual_seed(std::uint64_t seed);
+// The generator's state behind rand/randn/randint (PyTorch's get_rng_state): set it back
+// to draw the same numbers again, as activation checkpointing does for dropout.
+struct RngState {
+  std::string bytes;
+};
+RngState get_rng_state();
+void set_rng_state(const RngState& state);
 
 template <class T>
 T Tensor::item() const {

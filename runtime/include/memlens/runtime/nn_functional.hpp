@@ -1,0 +1,32 @@
+#pragma once
+// The functions behind the nn modules (torch.nn.functional). Each keeps for backward what
+// PyTorch's does (layer_norm: input, mean and rstd; dropout: its mask; gelu: its input),
+// so a trace of a model shows the memory the same model holds under PyTorch.
+#include <optional>
+
+#include "memlens/runtime/tensor.hpp"
+
+namespace memlens::nn::functional {
+
+// Exact GELU, x * Phi(x) (PyTorch's default, approximate='none').
+Tensor gelu(const Tensor& x);
+// x * sigmoid(x).
+Tensor silu(const Tensor& x);
+// Zeroes each element with probability p and scales the rest by 1 / (1 - p); the
+// identity when not training.
+Tensor dropout(const Tensor& x, double p = 0.5, bool training = true);
+// Normalises over the last normalized_shape.size() dims (which must equal
+// normalized_shape), then scales by weight and shifts by bias when they are given.
+Tensor layer_norm(const Tensor& x, const Shape& normalized_shape, const Tensor& weight = Tensor(),
+                  const Tensor& bias = Tensor(), double eps = 1e-5);
+// Rows of weight ([num_embeddings, dim]) picked by indices (int64, any shape): the
+// result is indices' shape followed by dim.
+Tensor embedding(const Tensor& indices, const Tensor& weight);
+// softmax(q k^T / sqrt(d) + mask) v over the last two dims (q, k, v: [batch..., T, d]).
+// attn_mask (bool) marks the positions that take part; is_causal hides every later one.
+// Kept for backward: q, k, v and the probabilities, as PyTorch's math path keeps them;
+// the result is laid out as q is (heads interleaved for [B, H, T, D] views of [B, T, H, D]).
+Tensor scaled_dot_product_attention(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& attn_mask = Tensor(),
+                                    double dropout_p = 0, bool is_causal = false);
+
+}  // namespace memlens::nn::functional

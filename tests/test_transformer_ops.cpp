@@ -1,0 +1,201 @@
+// The ops, modules and training tools a transformer or a CNN needs (issue 17): values
+// against closed forms, gradients against finite differences, and the memory each keeps
+// for backward against what PyTorch's keeps.
+#include <catch2/catch.hpp>
+#include <cmath>
+#include <memlens/runtime.hpp>
+
+#include "gradcheck.hpp"
+
+using namespace memlens;
+namespace F = memlens::nn::functional;
+using memlens::testing::gradcheck_error;
+using Fn = std::function<Tensor(const std::vector<Tensor>&)>;
+
+namespace {
+Tensor r(Shape s, double lo = -1, double hi = 1) { return rand(s, kFloat64) * (hi - lo) + lo; }
+double at(const Tensor& t, std::int64_t i) { return t.reshape({-1})[i].item<double>(); }
+}  // namespace
+
+TEST_CASE("gelu, silu, erf, sin and cos: values and gradients") {
+  Tensor x = tensor({-1, 0, 1}, kFloat64);
+  // GELU(x) = x * Phi(x); Phi(1) = 0.841344746068543.
+  CHECK(at(F::gelu(x), 0) == Approx(-0.158655253931457));
+  CHECK(at(F::gelu(x), 1) == 0);
+  CHECK(at(F::gelu(x), 2) == Approx(0.841344746068543));
+  CHECK(at(F::silu(x), 2) == Approx(0.731058578630005));  // 1 / (1 + e^-1)
+  CHECK(at(erf(tensor({0.5}, kFloat64)), 0) == Approx(0.520499877813047));
+  CHECK(at(sin(tensor({std::numbers::pi / 2}, kFloat64)), 0) == Approx(1));
+  CHECK(at(cos(tensor({std::numbers::pi}, kFloat64)), 0) == Approx(-1));
+  manual_seed(3);
+  std::vector<std::pair<const char*, Fn>> cases = {
+      {"gelu", [](auto& v) { return (F::gelu(v[0]) * v[0]).sum(); }},
+      {"silu", [](auto& v) { return (F::silu(v[0]) * v[0]).sum(); }},
+      {"erf", [](auto& v) { return (v[0].erf() * v[0]).sum(); }},
+      {"sin", [](auto& v) { return (v[0].sin() * v[0]).sum(); }},
+      {"cos", [](auto& v) { return (v[0].cos() * v[0]).sum(); }},
+  };
+  for (auto& [name, f] : cases) {
+    INFO(name);
+    CHECK(gradcheck_error(f, {r({2, 5}, -3, 3)}) < 1e-6);
+  }
+}
+
+TEST_CASE("softmax and log_softmax: values, gradients, and only the output kept") {
+  Tensor x = tensor({1, 2, 3}, kFloat64);
+  // e^k / (e + e^2 + e^3)
+  CHECK(at(softmax(x, 0), 0) == Approx(0.0900305731703805));
+  CHECK(at(softmax(x, 0), 2) == Approx(0.665240955774822));
+  CHECK(at(log_softmax(x, 0), 2) == Approx(std::log(0.665240955774822)));
+  manual_seed(4);
+  Tensor w = r({3, 4});
+  for (std::int64_t dim : {0, 1, -1}) {
+    INFO(dim);
+    CHECK(gradcheck_error([&](auto& v) { return (softmax(v[0], dim) * w).sum(); }, {r({3, 4}, -2, 2)}) < 1e-6);
+    CHECK(gradcheck_error([&](auto& v) { return (log_softmax(v[0], dim) * w).sum(); }, {r({3, 4}, -2, 2)}) < 1e-6);
+  }
+  // PyTorch's softmax saves its result and nothing else: the shifted and exponentiated
+  // intermediates are gone when it returns.
+  Device sim("sim");
+  Tensor s = rand({256, 256}, TensorOptions(sim).requires_grad(true));
+  std::int64_t before = memory_allocated(sim);
+  Tensor y = softmax(s, -1);
+  CHECK(memory_allocated(sim) - before == 256 * 256 * 4);
+  CHECK(y.grad_fn()->name() == "SoftmaxBackward0");
+}
+
+TEST_CASE("layer_norm: values, gradients, errors, and what it keeps") {
+  Tensor x = tensor({1, 2, 3}, kFloat64);
+  // mean 2, variance 2/3: (x - 2) / sqrt(2/3 + eps)
+  Tensor y = F::layer_norm(x, {3});
+  CHECK(at(y, 0) == Approx(-1 / std::sqrt(2.0 / 3 + 1e-5)));
+  CHECK(at(y, 1) == 0);
+  Tensor wb = F::layer_norm(x, {3}, tensor({2, 2, 2}, kFloat64), tensor({1, 1, 1}, kFloat64));
+  CHECK(at(wb, 2) == Approx(1 + 2 / std::sqrt(2.0 / 3 + 1e-5)));
+  manual_seed(5);
+  Tensor mix = r({2, 3, 4});
+  CHECK(gradcheck_error([&](auto& v) { return (F::layer_norm(v[0], {4}, v[1], v[2]) * mix).sum(); },
+                        {r({2, 3, 4}), r({4}), r({4})}) < 1e-6);
+  CHECK(gradcheck_error([&](auto& v) { return (F::layer_norm(v[0], {3, 4}, v[1], v[2]) * mix).sum(); },
+                        {r({2, 3, 4}), r({3, 4}), r({3, 4})}) < 1e-6);
+  CHECK(gradcheck_error([&](auto& v) { return (F::layer_norm(v[0], {4}) * mix).sum(); }, {r({2, 3, 4})}) < 1e-6);
+  CHECK_THROWS_WITH(F::layer_norm(zeros({2, 3}), {4}),
+                    "Given normalized_shape=[4], expected input with shape [*, 4], but got input of size[2, 3]");
+  // Kept for backward: the input (already alive), a mean and an rstd per row.
+  Device sim("sim");
+  nn::LayerNorm ln({512});
+  ln.to(sim);
+  Tensor in = rand({64, 512}, TensorOptions(sim).requires_grad(true));
+  std::int64_t before = memory_allocated(sim);
+  Tensor out = ln(in);
+  CHECK(memory_allocated(sim) - before == 64 * 512 * 4 + 2 * 512);  // output, mean and rstd (64 floats: one 512-byte block each)
+  CHECK(out.grad_fn()->name() == "NativeLayerNormBackward0");
+}
+
+TEST_CASE("dropout zeroes about p, scales the rest, keeps a one-byte mask; eval is the identity") {
+  manual_seed(6);
+  Tensor x = ones({100000}, TensorOptions().requires_grad(true));
+  Tensor y = F::dropout(x, 0.25);
+  double zeros_seen = y.eq(0).sum().item<double>() / 100000;
+  CHECK(zeros_seen == Approx(0.25).margin(0.01));
+  CHECK(y.max().item<double>() == Approx(1 / 0.75));
+  y.sum().backward();
+  CHECK(allclose(x.grad(), y.detach()));  // d(sum)/dx is the kept mask times the scale
+  CHECK(F::dropout(x, 0.25, false).is_same(x));
+  CHECK_THROWS_WITH(F::dropout(x, 1.5), "dropout probability has to be between 0 and 1, but got 1.500000");
+  nn::Sequential net{std::make_shared<nn::Dropout>(0.5)};
+  net.eval();
+  CHECK(equal(net(ones({8})), ones({8})));
+  net.train();
+  CHECK(net.is_training());
+}
+
+TEST_CASE("embedding picks rows and accumulates their gradients") {
+  Tensor w = arange(12, kFloat64).view({4, 3}).requires_grad_(true);
+  Tensor idx = tensor({0, 2, 0, 3}, kInt64).view({2, 2});
+  Tensor e = F::embedding(idx, w);
+  CHECK(e.sizes() == Shape{2, 2, 3});
+  CHECK(at(e, 3) == 6);  // row 2
+  e.sum().backward();
+  CHECK(equal(w.grad().sum({1}), tensor({6, 0, 3, 3}, kFloat64)));  // row 0 picked twice
+  nn::Embedding table(10, 4);
+  CHECK(table(tensor({1, 9}, kInt64)).sizes() == Shape{2, 4});
+  CHECK_THROWS_WITH(F::embedding(tensor({1.0}), w),
+                    "Expected tensor for argument #1 'indices' to have scalar type Long; but got float instead");
+}
+
+TEST_CASE("tril, triu and masked_fill") {
+  Tensor a = arange(1, 10, 1, kFloat64).view({3, 3});
+  CHECK(equal(tril(a), tensor({1, 0, 0, 4, 5, 0, 7, 8, 9}, {3, 3}, kFloat64)));
+  CHECK(equal(triu(a, 1), tensor({0, 2, 3, 0, 0, 6, 0, 0, 0}, {3, 3}, kFloat64)));
+  CHECK(equal(tril(a, -1), tensor({0, 0, 0, 4, 0, 0, 7, 8, 0}, {3, 3}, kFloat64)));
+  Tensor m = tensor({1, 0, 1}, kBool);
+  CHECK(equal(a.masked_fill(m, -1), tensor({-1, 2, -1, -1, 5, -1, -1, 8, -1}, {3, 3}, kFloat64)));
+  CHECK_THROWS_WITH(tril(ones({3})), "tril: input tensor must have at least 2 dimensions");
+  manual_seed(8);
+  CHECK(gradcheck_error([&](auto& v) { return (tril(v[0]) * v[0]).sum() + v[0].masked_fill(m, 0).pow(2).sum(); },
+                        {r({2, 3, 3})}) < 1e-6);
+}
+
+TEST_CASE("scaled dot-product attention: causal means over earlier positions, gradients") {
+  // All queries and keys zero: every allowed position weighs the same, so causal row i is
+  // the mean of v's first i + 1 rows.
+  Tensor q = zeros({1, 4, 2}, kFloat64), v = arange(8, kFloat64).view({1, 4, 2});
+  Tensor out = F::scaled_dot_product_attention(q, q, v, Tensor(), 0, true);
+  CHECK(equal(out.select(0, 0).select(1, 0), tensor({0, 1, 2, 3}, kFloat64)));  // means of 0; 0,2; 0,2,4; ...
+  Tensor everywhere = F::scaled_dot_product_attention(q, q, v);
+  CHECK(allclose(everywhere.select(0, 0).select(1, 0), full({4}, 3.0, kFloat64)));
+  Tensor keep_first = tensor({1, 0, 0, 0}, kBool);  // every query sees key 0 only
+  CHECK(equal(F::scaled_dot_product_attention(q, q, v, keep_first).select(0, 0).select(1, 0), zeros({4}, kFloat64)));
+  manual_seed(9);
+  Tensor w = r({2, 3, 5, 4});
+  CHECK(gradcheck_error([&](auto& x) { return (F::scaled_dot_product_attention(x[0], x[1], x[2], Tensor(), 0, true) * w).sum(); },
+                        {r({2, 3, 5, 4}), r({2, 3, 5, 4}), r({2, 3, 5, 4})}) < 1e-6);
+}
+
+TEST_CASE("checkpoint: the same gradients, fewer activations kept, dropout replayed") {
+  Device sim("sim");
+  auto block = [](const Tensor& x) { return F::dropout((x.tanh() * 2).sigmoid().exp(), 0.3); };
+  auto run = [&](bool use_checkpoint, std::int64_t* held) {
+    manual_seed(10);
+    Tensor x = rand({256, 256}, TensorOptions(sim).dtype(kFloat64).requires_grad(true));
+    std::int64_t before = memory_allocated(sim);
+    Tensor y = use_checkpoint ? checkpoint(block, x) : block(x);
+    *held = memory_allocated(sim) - before;
+    (y * y).sum().backward();
+    return x.grad();
+  };
+  std::int64_t plain_held = 0, checkpointed_held = 0;
+  Tensor plain = run(false, &plain_held), checkpointed = run(true, &checkpointed_held);
+  CHECK(allclose(plain, checkpointed));  // the recomputation drew the same dropout mask
+  // Kept: the output alone (the input is the caller's), against tanh's, sigmoid's, exp's
+  // outputs and the dropout mask besides.
+  const std::int64_t one = 256 * 256 * 8;
+  CHECK(checkpointed_held == one);
+  CHECK(plain_held == 4 * one + 256 * 256);
+  // Parameters used inside get their gradients.
+  nn::Linear fc(8, 8);
+  Tensor in = rand({4, 8}, TensorOptions().requires_grad(true));
+  checkpoint([&](const Tensor& t) { return fc(t).relu(); }, in).sum().backward();
+  REQUIRE(fc.weight.grad().defined());
+  Tensor want_w = fc.weight.grad().clone();
+  fc.zero_grad();
+  fc(in).relu().sum().backward();
+  CHECK(allclose(fc.weight.grad(), want_w));
+}
+
+TEST_CASE("AdamW decays the weight itself; clip_grad_norm_ scales to the norm") {
+  Tensor p = tensor({1.0}, kFloat64).requires_grad_(true);
+  p.set_grad(tensor({0.5}, kFloat64));
+  optim::AdamW opt({p}, {.lr = 0.1, .weight_decay = 0.01});
+  opt.step();
+  // p * (1 - lr * wd) - lr * m_hat / (sqrt(v_hat) + eps), m_hat = g, v_hat = g^2
+  CHECK(at(p.detach(), 0) == Approx(1 * (1 - 0.001) - 0.1 * 0.5 / (0.5 + 1e-8)));
+  Tensor a = zeros({2}, TensorOptions().requires_grad(true)), b = zeros({1}, TensorOptions().requires_grad(true));
+  a.set_grad(tensor({3, 0})), b.set_grad(tensor({4}));
+  CHECK(nn::clip_grad_norm_({a, b}, 1.0) == Approx(5));
+  CHECK(at(a.grad(), 0) == Approx(0.6).epsilon(1e-5));
+  CHECK(at(b.grad(), 0) == Approx(0.8).epsilon(1e-5));
+  CHECK(nn::clip_grad_norm_({a, b}, 10.0) == Approx(1).epsilon(1e-5));  // under the limit: unchanged
+  CHECK(at(b.grad(), 0) == Approx(0.8).epsilon(1e-5));
+}
