@@ -261,3 +261,23 @@ TEST_CASE("gpt_tiny: checkpointing lowers the activation peak; accumulation foll
   CHECK(checkpointed["findings"].empty());
   CHECK(accumulated["findings"].empty());
 }
+
+TEST_CASE("cnn_classifier: memory by layer - the full-resolution block holds the most", "[samples]") {
+  // Batch 64 of 32 x 32 images, 8 then 16 channels, each pooling quartering the pixels.
+  // forward() has one line per layer, and a module the user writes runs as user code, so
+  // each line is a site of its own at the peak.
+  auto t = report_of("cnn_classifier", "--steps 3 --batch 64 --size 32");
+  auto line = [](const std::string& marker, int after) {
+    std::string at = line_of("cnn_classifier.cpp", marker);
+    auto colon = at.rfind(':');
+    return at.substr(0, colon + 1) + std::to_string(std::stoi(at.substr(colon + 1)) + after);
+  };
+  std::uint64_t block1 = 0, block2 = 0;
+  for (int i = 0; i < 3; ++i) block1 += peak_bytes_at(t, line("// block 1", i)), block2 += peak_bytes_at(t, line("// block 2", i));
+  INFO(sim(t)["peak_allocated"].dump());
+  CHECK(peak_bytes_at(t, line("// block 1", 0)) == 64u * 8 * 32 * 32 * 4);  // conv1's output, kept for batch norm
+  CHECK(block1 > block2);
+  CHECK(block2 > 0);
+  CHECK(t["findings"].empty());
+  CHECK(t["steps"] == 3);
+}

@@ -199,3 +199,113 @@ TEST_CASE("AdamW decays the weight itself; clip_grad_norm_ scales to the norm") 
   CHECK(nn::clip_grad_norm_({a, b}, 10.0) == Approx(1).epsilon(1e-5));  // under the limit: unchanged
   CHECK(at(b.grad(), 0) == Approx(0.8).epsilon(1e-5));
 }
+
+namespace {
+// Direct convolution from the definition, for the im2col path to be checked against.
+Tensor naive_conv2d(const Tensor& x, const Tensor& w, const Tensor& b, std::int64_t stride, std::int64_t pad) {
+  const std::int64_t n = x.size(0), c = x.size(1), h = x.size(2), wd = x.size(3), o = w.size(0), k = w.size(2);
+  const std::int64_t oh = (h + 2 * pad - k) / stride + 1, ow = (wd + 2 * pad - k) / stride + 1;
+  Tensor xc = x.contiguous(), wc = w.contiguous(), out = zeros({n, o, oh, ow}, kFloat64);
+  const double *xp = xc.data_ptr<double>(), *wp = wc.data_ptr<double>(), *bp = b.data_ptr<double>();
+  double* op = out.data_ptr<double>();
+  for (std::int64_t in = 0; in < n; ++in)
+    for (std::int64_t oc = 0; oc < o; ++oc)
+      for (std::int64_t y = 0; y < oh; ++y)
+        for (std::int64_t xx = 0; xx < ow; ++xx) {
+          double acc = bp[oc];
+          for (std::int64_t ic = 0; ic < c; ++ic)
+            for (std::int64_t i = 0; i < k; ++i)
+              for (std::int64_t j = 0; j < k; ++j) {
+                std::int64_t iy = y * stride - pad + i, ix = xx * stride - pad + j;
+                if (iy >= 0 && iy < h && ix >= 0 && ix < wd)
+                  acc += xp[((in * c + ic) * h + iy) * wd + ix] * wp[((oc * c + ic) * k + i) * k + j];
+              }
+          op[((in * o + oc) * oh + y) * ow + xx] = acc;
+        }
+  return out;
+}
+}  // namespace
+
+TEST_CASE("conv2d: the definition's values, gradients, errors, and only the output kept") {
+  manual_seed(11);
+  Tensor x = r({2, 3, 7, 6}), w = r({4, 3, 3, 3}), b = r({4});
+  for (auto [stride, pad] : {std::pair{1, 0}, {2, 1}, {1, 1}}) {
+    INFO(stride << " " << pad);
+    Tensor got = F::conv2d(x, w, b, stride, pad);
+    CHECK(got.sizes() == naive_conv2d(x, w, b, stride, pad).sizes());
+    CHECK(allclose(got, naive_conv2d(x, w, b, stride, pad), 1e-9, 1e-9));
+  }
+  Tensor mix = r({2, 4, 4, 3});
+  CHECK(gradcheck_error([&](auto& v) { return (F::conv2d(v[0], v[1], v[2], 2, 1) * mix).sum(); },
+                        {r({2, 3, 7, 6}), r({4, 3, 3, 3}), r({4})}) < 1e-6);
+  CHECK_THROWS_WITH(F::conv2d(zeros({2, 4, 8, 8}), zeros({8, 3, 3, 3})),
+                    "Given groups=1, weight of size [8, 3, 3, 3], expected input[2, 4, 8, 8] to have 3 channels, but got 4 "
+                    "channels instead");
+  CHECK_THROWS_WITH(F::conv2d(zeros({2, 3}), zeros({8, 3, 3, 3})),
+                    "Expected 4D (batched) input to conv2d, but got input of size: [2, 3]");
+  // Kept for backward: the input (the caller's) and the weight; the columns are a temporary.
+  Device sim("sim");
+  nn::Conv2d conv(3, 16, 3, 1, 1);
+  conv.to(sim);
+  Tensor in = rand({8, 3, 32, 32}, TensorOptions(sim).requires_grad(true));
+  std::int64_t before = memory_allocated(sim);
+  Tensor out = conv(in);
+  CHECK(out.sizes() == Shape{8, 16, 32, 32});
+  CHECK(memory_allocated(sim) - before == 8 * 16 * 32 * 32 * 4);
+  CHECK(out.grad_fn()->name() == "ConvolutionBackward0");
+}
+
+TEST_CASE("max and average pooling: values and gradients") {
+  Tensor a = arange(16, kFloat64).view({1, 1, 4, 4}).requires_grad_(true);
+  Tensor m = F::max_pool2d(a, 2);
+  CHECK(equal(m.detach(), tensor({5, 7, 13, 15}, {1, 1, 2, 2}, kFloat64)));
+  m.sum().backward();
+  CHECK(equal(a.grad().reshape({-1}), tensor({0, 0, 0, 0, 0, 1, 0, 1, 0, 0, 0, 0, 0, 1, 0, 1}, kFloat64)));
+  CHECK(equal(F::avg_pool2d(a.detach(), 2), tensor({2.5, 4.5, 10.5, 12.5}, {1, 1, 2, 2}, kFloat64)));
+  // Padding counts as zeros in the average: the corner window holds a[0][0] = 0 and three pads.
+  CHECK(at(F::avg_pool2d(a.detach(), 2, 2, 1), 1) == Approx((1 + 2 + 0 + 0) / 4.0));
+  manual_seed(12);
+  Tensor mix = r({2, 3, 3, 3});
+  CHECK(gradcheck_error([&](auto& v) { return (F::max_pool2d(v[0], 3, 2, 1) * mix).sum(); }, {r({2, 3, 6, 5})}) < 1e-6);
+  CHECK(gradcheck_error([&](auto& v) { return (F::avg_pool2d(v[0], 3, 2, 1) * mix).sum(); }, {r({2, 3, 6, 5})}) < 1e-6);
+  CHECK_THROWS_WITH(F::max_pool2d(zeros({1, 1, 4, 4}), 2, 2, 2), "max_pool2d: pad should be at most half of effective kernel size");
+}
+
+TEST_CASE("batch_norm: per-channel statistics, running averages, eval, gradients") {
+  manual_seed(13);
+  Tensor x = r({4, 2, 3, 3}, -2, 5);
+  Tensor rm = zeros({2}, kFloat64), rv = ones({2}, kFloat64);
+  Tensor y = F::batch_norm(x, rm, rv, Tensor(), Tensor(), true, 0.1);
+  // Each channel's 36 values, read out one by one for the statistics.
+  for (std::int64_t ch = 0; ch < 2; ++ch) {
+    std::vector<double> v;
+    Tensor plane = x.select(1, ch).contiguous();
+    for (std::int64_t i = 0; i < 36; ++i) v.push_back(plane.data_ptr<double>()[i]);
+    double mean = 0, sq = 0;
+    for (double e : v) mean += e / 36;
+    for (double e : v) sq += (e - mean) * (e - mean);
+    CHECK(at(rm, ch) == Approx(0.1 * mean));
+    CHECK(at(rv, ch) == Approx(0.9 + 0.1 * sq / 35));  // unbiased
+    CHECK(y.select(1, ch).mean().item<double>() == Approx(0).margin(1e-12));
+    CHECK(at(y.select(1, ch).contiguous(), 0) == Approx((v[0] - mean) / std::sqrt(sq / 36 + 1e-5)));
+  }
+  // Evaluation uses the running statistics.
+  Tensor e = F::batch_norm(x, rm, rv, Tensor(), Tensor(), false);
+  CHECK(at(e, 0) == Approx((at(x, 0) - at(rm, 0)) / std::sqrt(at(rv, 0) + 1e-5)));
+  Tensor mix = r({4, 2, 3, 3});
+  CHECK(gradcheck_error([&](auto& v) { return (F::batch_norm(v[0], Tensor(), Tensor(), v[1], v[2]) * mix).sum(); },
+                        {r({4, 2, 3, 3}), r({2}), r({2})}) < 1e-6);
+  CHECK(gradcheck_error([&](auto& v) { return (F::batch_norm(v[0], rm, rv, v[1], v[2], false) * mix).sum(); },
+                        {r({4, 2, 3, 3}), r({2}), r({2})}) < 1e-6);
+  CHECK_THROWS_WITH(F::batch_norm(zeros({1, 2}), Tensor(), Tensor()),
+                    "Expected more than 1 value per channel when training, got input size [1, 2]");
+  // The module moves its running statistics with it, and eval() switches to them.
+  Device sim("sim");
+  nn::BatchNorm2d bn(2);
+  bn.to(sim);
+  CHECK(bn.running_mean.device() == sim);
+  bn(x.to(kFloat32).to(sim));
+  CHECK(bn.running_mean.sum().item<double>() != 0);
+  bn.eval();
+  CHECK_FALSE(bn.is_training());
+}

@@ -31,19 +31,27 @@ void Module::zero_grad() {
 void Module::to(const Device& d) {
   MEMLENS_API_ENTRY();
   NoGradGuard guard;
-  for (auto& [name, p] : params_) {
-    Tensor moved = p.to(d);
-    if (moved.is_same(p)) continue;
-    // Swap the storage under the same TensorImpl (PyTorch's `param.data = ...`), so every
-    // handle to the parameter, e.g. Linear::weight, sees the moved data.
-    TensorImpl* impl = p.unsafe_impl();
+  // Swap the storage under the same TensorImpl (PyTorch's `param.data = ...`), so every
+  // handle to it, e.g. Linear::weight, sees the moved data.
+  auto move = [&](Tensor& t, bool parameter) {
+    Tensor moved = t.to(d);
+    if (moved.is_same(t)) return;
+    TensorImpl* impl = t.unsafe_impl();
     impl->storage = moved.storage();
     impl->strides = moved.strides();
     impl->offset = moved.storage_offset();
     impl->grad = nullptr;
-    detail::emit_category(p, instrument::Category::Parameter);  // the new storage is a parameter too
-  }
+    if (parameter) detail::emit_category(t, instrument::Category::Parameter);  // the new storage is a parameter too
+  };
+  for (auto& [name, p] : params_) move(p, true);
+  for (auto& [name, b] : buffers_) move(b, false);
   for (auto& [name, child] : children_) child->to(d);
+}
+
+Tensor& Module::register_buffer(std::string name, Tensor t) {
+  MEMLENS_API_ENTRY();
+  buffers_.emplace_back(std::move(name), std::move(t));
+  return buffers_.back().second;
 }
 
 void Module::train(bool on) {
@@ -132,6 +140,57 @@ LayerNorm::LayerNorm(Shape normalized_shape, double eps, bool elementwise_affine
 Tensor LayerNorm::forward(const Tensor& x) {
   MEMLENS_API_ENTRY();
   return functional::layer_norm(x, shape_, weight, bias, eps_);
+}
+
+Conv2d::Conv2d(std::int64_t in, std::int64_t out, std::int64_t kernel, std::int64_t stride, std::int64_t padding,
+               bool with_bias)
+    : Module(Library{}), stride_(stride), padding_(padding) {
+  if (in < 1 || out < 1 || kernel < 1) throw ShapeError("Conv2d: channels and kernel size must be positive");
+  double bound = 1.0 / std::sqrt(static_cast<double>(in * kernel * kernel));
+  {
+    NoGradGuard guard;
+    weight = rand({out, in, kernel, kernel}) * (2 * bound) - bound;
+    if (with_bias) bias = rand({out}) * (2 * bound) - bound;
+  }
+  register_parameter("weight", weight);
+  if (with_bias) register_parameter("bias", bias);
+}
+
+Tensor Conv2d::forward(const Tensor& x) {
+  MEMLENS_API_ENTRY();
+  return functional::conv2d(x, weight, bias, stride_, padding_);
+}
+
+Tensor MaxPool2d::forward(const Tensor& x) {
+  MEMLENS_API_ENTRY();
+  return functional::max_pool2d(x, kernel_, stride_, padding_);
+}
+
+Tensor AvgPool2d::forward(const Tensor& x) {
+  MEMLENS_API_ENTRY();
+  return functional::avg_pool2d(x, kernel_, stride_, padding_);
+}
+
+BatchNorm2d::BatchNorm2d(std::int64_t channels, double eps, double momentum)
+    : Module(Library{}), eps_(eps), momentum_(momentum) {
+  if (channels < 1) throw ShapeError("BatchNorm2d: channels must be positive");
+  {
+    NoGradGuard guard;
+    weight = ones({channels});
+    bias = zeros({channels});
+    running_mean = zeros({channels});
+    running_var = ones({channels});
+  }
+  register_parameter("weight", weight);
+  register_parameter("bias", bias);
+  register_buffer("running_mean", running_mean);
+  register_buffer("running_var", running_var);
+}
+
+Tensor BatchNorm2d::forward(const Tensor& x) {
+  MEMLENS_API_ENTRY();
+  if (x.dim() != 4) throw ShapeError("BatchNorm2d: expected 4D input (got " + std::to_string(x.dim()) + "D input)");
+  return functional::batch_norm(x, running_mean, running_var, weight, bias, is_training(), momentum_, eps_);
 }
 
 double clip_grad_norm_(const std::vector<Tensor>& parameters, double max_norm, double norm_type) {

@@ -121,6 +121,63 @@ Tensor layer_norm(const Tensor& x, const Shape& normalized_shape, const Tensor& 
   return out;
 }
 
+Tensor batch_norm(const Tensor& x, const Tensor& running_mean, const Tensor& running_var, const Tensor& weight,
+                  const Tensor& bias, bool training, double momentum, double eps) {
+  MEMLENS_API_ENTRY();
+  if (x.dim() < 2) throw ShapeError("batch_norm: expected an input of at least 2 dims ([N, C, ...]), got " + shape_str(x.sizes()));
+  const std::int64_t c = x.size(1);
+  for (const Tensor* t : {&running_mean, &running_var, &weight, &bias})
+    if (t->defined() && t->sizes() != Shape{c})
+      throw ShapeError("batch_norm: running statistics, weight and bias must be [" + std::to_string(c) + "], got " +
+                       shape_str(t->sizes()));
+  if (!training && !(running_mean.defined() && running_var.defined()))
+    throw Error("batch_norm: evaluation needs running_mean and running_var");
+  Shape dims, per_channel(static_cast<std::size_t>(x.dim()), 1);
+  per_channel[1] = c;
+  for (std::int64_t d = 0; d < x.dim(); ++d)
+    if (d != 1) dims.push_back(d);
+  const std::int64_t count = x.numel() / std::max<std::int64_t>(c, 1);
+  if (training && count < 2)
+    throw Error("Expected more than 1 value per channel when training, got input size " + shape_str(x.sizes()));
+  Tensor mean, invstd, out;
+  {
+    NoGradGuard no_grad;
+    if (training) {
+      mean = x.mean(dims, true);
+      Tensor centred = x - mean;
+      Tensor var = (centred * centred).mean(dims, true);
+      invstd = (var + eps).pow(-0.5);
+      out = centred * invstd;
+      // The running statistics are updated in place, through handles to the caller's tensors.
+      if (Tensor rm = running_mean; rm.defined()) rm.mul_(1 - momentum).add_(mean.view({c}), momentum);
+      if (Tensor rv = running_var; rv.defined())
+        rv.mul_(1 - momentum).add_(var.view({c}), momentum * static_cast<double>(count) / static_cast<double>(count - 1));
+    } else {
+      mean = running_mean.view(per_channel).clone();
+      invstd = (running_var.view(per_channel) + eps).pow(-0.5);
+      out = (x - mean) * invstd;
+    }
+    if (weight.defined()) out = out * weight.view(per_channel);
+    if (bias.defined()) out = out + bias.view(per_channel);
+  }
+  std::vector<Tensor> inputs{x};
+  if (weight.defined()) inputs.push_back(weight);
+  if (bias.defined()) inputs.push_back(bias);
+  autograd::record(out, "NativeBatchNormBackward0", inputs,
+                   [sx = SavedTensor(x), sm = SavedTensor(mean), si = SavedTensor(invstd),
+                    sw = weight.defined() ? SavedTensor(weight) : SavedTensor(), has_w = weight.defined(),
+                    has_b = bias.defined(), training, dims, per_channel, c](const Tensor& g, const Node& n) {
+                     Tensor r = si.unpack(n);
+                     Tensor xhat = (sx.unpack(n) - sm.unpack(n)) * r;
+                     Tensor gw = has_w ? g * sw.unpack(n).view(per_channel) : g;
+                     Grads grads{training ? r * (gw - gw.mean(dims, true) - xhat * (gw * xhat).mean(dims, true)) : gw * r};
+                     if (has_w) grads.push_back(n.needs_input_grad(1) ? (g * xhat).sum(dims).view({c}) : Tensor());
+                     if (has_b) grads.push_back(g.sum(dims).view({c}));
+                     return grads;
+                   });
+  return out;
+}
+
 Tensor embedding(const Tensor& indices, const Tensor& weight) {
   MEMLENS_API_ENTRY();
   if (weight.dim() != 2) throw ShapeError("embedding: weight must be 2-D ([num_embeddings, dim]), got " + shape_str(weight.sizes()));

@@ -35,10 +35,12 @@ class Module {
   struct Library {};
   explicit Module(Library) : library_(true) {}
   Tensor& register_parameter(std::string name, Tensor t);
+  // State that moves with the module but is not learnt (batch norm's running statistics).
+  Tensor& register_buffer(std::string name, Tensor t);
   void register_module(std::string name, std::shared_ptr<Module> m);
 
  private:
-  std::vector<std::pair<std::string, Tensor>> params_;
+  std::vector<std::pair<std::string, Tensor>> params_, buffers_;
   std::vector<std::pair<std::string, std::shared_ptr<Module>>> children_;
   bool training_ = true;
   bool library_ = false;
@@ -116,6 +118,61 @@ class LayerNorm : public Module {
  private:
   Shape shape_;
   double eps_;
+};
+
+// 2-D convolution (groups 1, square kernel, stride and padding); weight and bias drawn
+// from U(-1/sqrt(fan_in), 1/sqrt(fan_in)), as PyTorch's default initialisation.
+class Conv2d : public Module {
+ public:
+  Conv2d(std::int64_t in_channels, std::int64_t out_channels, std::int64_t kernel, std::int64_t stride = 1,
+         std::int64_t padding = 0, bool bias = true);
+  Tensor forward(const Tensor& x) override;
+  Tensor weight, bias;
+
+ private:
+  std::int64_t stride_, padding_;
+};
+
+// Square-window pooling (stride 0: the kernel size).
+class Pool2d : public Module {
+ protected:
+  Pool2d(std::int64_t kernel, std::int64_t stride, std::int64_t padding)
+      : Module(Library{}), kernel_(kernel), stride_(stride), padding_(padding) {}
+  std::int64_t kernel_, stride_, padding_;
+};
+
+class MaxPool2d : public Pool2d {
+ public:
+  explicit MaxPool2d(std::int64_t kernel, std::int64_t stride = 0, std::int64_t padding = 0) : Pool2d(kernel, stride, padding) {}
+  Tensor forward(const Tensor& x) override;
+};
+
+class AvgPool2d : public Pool2d {
+ public:
+  explicit AvgPool2d(std::int64_t kernel, std::int64_t stride = 0, std::int64_t padding = 0) : Pool2d(kernel, stride, padding) {}
+  Tensor forward(const Tensor& x) override;
+};
+
+// Batch normalisation of [N, C, H, W] per channel: weight (ones) and bias (zeros) learnt,
+// running_mean (zeros) and running_var (ones) tracked in training and used in eval().
+class BatchNorm2d : public Module {
+ public:
+  explicit BatchNorm2d(std::int64_t channels, double eps = 1e-5, double momentum = 0.1);
+  Tensor forward(const Tensor& x) override;
+  Tensor weight, bias, running_mean, running_var;
+
+ private:
+  double eps_, momentum_;
+};
+
+// Flattens dims start_dim.. (1 by default: keeps the batch).
+class Flatten : public Module {
+ public:
+  explicit Flatten(std::int64_t start_dim = 1) : Module(Library{}), start_(start_dim) {}
+  Tensor forward(const Tensor& x) override { return x.flatten(start_); }
+
+ private:
+  std::int64_t start_;
 };
 
 class Sequential : public Module {

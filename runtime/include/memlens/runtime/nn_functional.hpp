@@ -29,4 +29,18 @@ Tensor embedding(const Tensor& indices, const Tensor& weight);
 Tensor scaled_dot_product_attention(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& attn_mask = Tensor(),
                                     double dropout_p = 0, bool is_causal = false);
 
+// 2-D convolution of x [N, C, H, W] with weight [O, C, kh, kw] (groups 1, square stride
+// and padding), plus bias [O] when given: [N, O, oh, ow].
+Tensor conv2d(const Tensor& x, const Tensor& weight, const Tensor& bias = Tensor(), std::int64_t stride = 1,
+              std::int64_t padding = 0);
+// Square-window pooling over [N, C, H, W]; stride 0 means the kernel size. Max pooling
+// keeps the argmax indices for backward; average pooling counts the padding.
+Tensor max_pool2d(const Tensor& x, std::int64_t kernel, std::int64_t stride = 0, std::int64_t padding = 0);
+Tensor avg_pool2d(const Tensor& x, std::int64_t kernel, std::int64_t stride = 0, std::int64_t padding = 0);
+// Batch normalisation over every dim but dim 1 (channels). Training: the batch's
+// statistics, and running_mean/running_var (when given) move towards them by momentum
+// (the variance unbiased); evaluation: the running statistics.
+Tensor batch_norm(const Tensor& x, const Tensor& running_mean, const Tensor& running_var, const Tensor& weight = Tensor(),
+                  const Tensor& bias = Tensor(), bool training = true, double momentum = 0.1, double eps = 1e-5);
+
 }  // namespace memlens::nn::functional
