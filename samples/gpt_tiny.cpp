@@ -6,10 +6,12 @@
 //   - `--checkpoint` runs each block under activation checkpointing: only the blocks'
 //     inputs are kept, and backward recomputes the rest, so the activation peak falls;
 //   - `--accumulate K` splits the batch into K micro-batches: the same update, a peak
-//     that follows the micro-batch.
+//     that follows the micro-batch;
+//   - `--bf16` runs the forward under bfloat16 autocast: activations in 2 bytes, a
+//     bfloat16 copy of each weight beside its float32 master, the loss in float32.
 //
 //   gpt_tiny [--steps N] [--batch B] [--seq T] [--layers L] [--embd C] [--heads H]
-//            [--accumulate K] [--checkpoint]
+//            [--accumulate K] [--checkpoint] [--bf16]
 #include <cstdio>
 #include <memory>
 #include <random>
@@ -27,15 +29,15 @@ namespace {
 
 struct Options {
   int steps = 4, batch = 8, seq = 64, layers = 2, embd = 64, heads = 4, accumulate = 1;
-  bool checkpoint = false;
+  bool checkpoint = false, bf16 = false;
 };
 
 Options parse(int argc, char** argv) {
   Options o;
   for (int i = 1; i < argc; ++i) {
     std::string flag = argv[i];
-    if (flag == "--checkpoint") {
-      o.checkpoint = true;
+    if (flag == "--checkpoint" || flag == "--bf16") {
+      (flag == "--bf16" ? o.bf16 : o.checkpoint) = true;
       continue;
     }
     if (i + 1 >= argc) throw std::invalid_argument("option " + flag + " needs a value");
@@ -49,7 +51,7 @@ Options parse(int argc, char** argv) {
     else if (flag == "--accumulate") o.accumulate = v;
     else
       throw std::invalid_argument("unknown option " + flag +
-                                  " (expected --steps, --batch, --seq, --layers, --embd, --heads, --accumulate, --checkpoint)");
+                                  " (expected --steps, --batch, --seq, --layers, --embd, --heads, --accumulate, --checkpoint, --bf16)");
   }
   if (o.steps < 1 || o.batch < 1 || o.seq < 1 || o.layers < 1 || o.embd < 1 || o.heads < 1 || o.accumulate < 1)
     throw std::invalid_argument("options must be positive");
@@ -190,6 +192,7 @@ int main(int argc, char** argv) try {
       Tensor loss;
       {
         profiler::Scope forward("forward");
+        AutocastGuard autocast(kBFloat16, o.bf16);
         Tensor logits = model(x);
         loss = criterion(logits.reshape({micro * o.seq, vocab}), y.reshape({-1})) / static_cast<double>(o.accumulate);
       }
@@ -203,9 +206,9 @@ int main(int argc, char** argv) try {
     opt.step();
     profiler::step();
   }
-  std::printf("gpt_tiny: %d steps of %d x %d tokens (%d micro-batches), %d layers, loss %.4f, peak %s on %s%s\n", o.steps,
-              o.batch, o.seq, o.accumulate, o.layers, last, format_bytes(max_memory_allocated(dev)).c_str(),
-              dev.str().c_str(), o.checkpoint ? ", checkpointed" : "");
+  std::printf("gpt_tiny: %d steps of %d x %d tokens (%d micro-batches), %d layers, loss %.4f, peak %s on %s%s%s\n",
+              o.steps, o.batch, o.seq, o.accumulate, o.layers, last, format_bytes(max_memory_allocated(dev)).c_str(),
+              dev.str().c_str(), o.checkpoint ? ", checkpointed" : "", o.bf16 ? ", bfloat16 autocast" : "");
   return 0;
 } catch (const std::exception& e) {
   std::fprintf(stderr, "gpt_tiny: error: %s\n", e.what());

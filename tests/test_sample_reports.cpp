@@ -281,3 +281,18 @@ TEST_CASE("cnn_classifier: memory by layer - the full-resolution block holds the
   CHECK(t["findings"].empty());
   CHECK(t["steps"] == 3);
 }
+
+TEST_CASE("gpt_tiny: bfloat16 autocast halves the activations at the peak", "[samples]") {
+  auto fp32 = report_of("gpt_tiny", "--seq 256 --steps 2");
+  auto bf16 = report_of("gpt_tiny", "--seq 256 --steps 2 --bf16");
+  INFO(sim(bf16)["peak_allocated"].dump());
+  // Every activation the blocks keep is 2 bytes an element under autocast; the loss (in
+  // float32) and the bfloat16 copies of the weights add a little back.
+  CHECK(peak_category(bf16, "activation") * 10 < peak_category(fp32, "activation") * 6);
+  CHECK(sim(bf16)["peak_allocated"]["allocated"].get<std::uint64_t>() * 10 <
+        sim(fp32)["peak_allocated"]["allocated"].get<std::uint64_t>() * 7);
+  // The attention probabilities are bfloat16 too: the attention line holds half its fp32 bytes.
+  const std::string attention = line_of("gpt_tiny.cpp", "F::scaled_dot_product_attention(");
+  CHECK(peak_bytes_at(bf16, attention) * 10 < peak_bytes_at(fp32, attention) * 6);
+  CHECK(bf16["findings"].empty());
+}

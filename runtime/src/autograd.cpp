@@ -16,8 +16,14 @@ thread_local bool grad_enabled = true;
 std::atomic<std::uint64_t> next_sequence{0};
 
 std::string tensor_desc(const Tensor& t) {
-  std::string type = t.dtype() == kFloat32 ? "FloatTensor" : t.dtype() == kFloat64 ? "DoubleTensor"
-                     : t.dtype() == kInt64 ? "LongTensor" : "BoolTensor";
+  std::string type = t.dtype() == kFloat32    ? "FloatTensor"
+                     : t.dtype() == kFloat64  ? "DoubleTensor"
+                     : t.dtype() == kInt64    ? "LongTensor"
+                     : t.dtype() == kInt32    ? "IntTensor"
+                     : t.dtype() == kUInt8    ? "ByteTensor"
+                     : t.dtype() == kFloat16  ? "HalfTensor"
+                     : t.dtype() == kBFloat16 ? "BFloat16Tensor"
+                                              : "BoolTensor";
   return "[torch." + std::string(t.device().is_cpu() ? "" : t.device().str().substr(0, t.device().str().find(':')) + ".") +
          type + " " + shape_str(t.sizes()) + "]";
 }
@@ -136,8 +142,18 @@ void record(Tensor& result, const char* name, const std::vector<Tensor>& inputs,
   if (!needs_grad(inputs)) return;
   auto node = std::make_shared<FunctionNode>(name, std::move(fn));
   node->set_sequence_nr(next_sequence.fetch_add(1, std::memory_order_relaxed));
-  for (auto& in : inputs) node->mutable_next_edges().push_back(gradient_edge(in));
+  std::vector<ScalarType> types;
+  for (auto& in : inputs) {
+    node->mutable_next_edges().push_back(gradient_edge(in));
+    types.push_back(in.defined() ? in.dtype() : kFloat32);
+  }
+  node->set_input_types(std::move(types));
   result.unsafe_impl()->grad_fn = std::move(node);
+}
+
+Tensor Node::gradient_for_input(std::size_t i, const Tensor& g) const {
+  if (i >= input_types_.size() || !g.defined() || g.dtype() == input_types_[i] || !is_floating_point(input_types_[i])) return g;
+  return g.to(input_types_[i]);
 }
 
 Tensor sum_to(const Tensor& grad, const Shape& shape) {
@@ -230,7 +246,8 @@ void backward(const Tensor& root, const Tensor& grad, bool retain_graph) {
       if (!next) continue;
       if (i < grads.size() && grads[i].defined()) {
         auto& buf = buffers[next];
-        buf = buf.defined() ? buf + grads[i] : grads[i];
+        Tensor gi = n->gradient_for_input(i, grads[i]);
+        buf = buf.defined() ? buf + gi : gi;
         in_flight(buf);
       }
       if (--pending[next] == 0) {

@@ -8,6 +8,7 @@
 #include <limits>
 #include <type_traits>
 
+#include "autocast.hpp"
 #include "memlens/runtime/autograd.hpp"
 #include "tensor_internal.hpp"
 
@@ -99,6 +100,11 @@ Tensor col2im(const Tensor& cols, const Window& g) {
 
 Tensor conv2d(const Tensor& x, const Tensor& weight, const Tensor& bias, std::int64_t stride, std::int64_t padding) {
   MEMLENS_API_ENTRY();
+  if (autocast::is_enabled()) {
+    Tensor xl = autocast::lower(x), wl = autocast::lower(weight), bl = autocast::lower(bias);
+    autocast::Suspend cast;
+    return conv2d(xl, wl, bl, stride, padding);
+  }
   if (weight.dim() != 4) throw ShapeError("conv2d: weight must be [out_channels, in_channels, kh, kw], got " + shape_str(weight.sizes()));
   Window g = window(x, weight.size(2), weight.size(3), stride, padding, "conv2d");
   if (x.size(1) != weight.size(1))

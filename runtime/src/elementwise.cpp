@@ -255,7 +255,7 @@ Tensor Tensor::sqrt() const {
 
 Tensor Tensor::abs() const {
   MEMLENS_API_ENTRY();
-  Tensor out = unary_kernel(*this, "abs", dtype(), [](auto u) { return u < decltype(u)(0) ? -u : u; });
+  Tensor out = unary_kernel(*this, "abs", dtype(), [](auto u) { return u < decltype(u)(0) ? decltype(u)(-u) : u; });
   autograd::record(out, "AbsBackward0", {*this}, [a = SavedTensor(*this)](const Tensor& g, const Node& n) {
     return Grads{g * sign(a.unpack(n))};
   });

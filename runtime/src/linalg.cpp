@@ -1,6 +1,7 @@
 // mm, bmm and PyTorch's matmul rules, with BLAS doing the arithmetic for float types.
 #include <cblas.h>
 
+#include "autocast.hpp"
 #include "tensor_internal.hpp"
 
 namespace memlens {
@@ -36,6 +37,20 @@ void gemm_into(const Tensor& out, const Tensor& a, const Tensor& b) {
   if (n == 0 || p == 0) return;
   if (k == 0) {
     copy_into(out, zeros({}, TensorOptions(out.dtype()).device(out.device())));
+    return;
+  }
+  if (a.dtype() == kFloat16 || a.dtype() == kBFloat16) {
+    // BLAS has no 16-bit GEMM: float32 operands and accumulation, the result rounded
+    // back, as PyTorch's CPU kernels compute them. The float32 operands are the GEMM's
+    // own packing workspace, not copies the program made: no copy event.
+    auto workspace = [](const Tensor& t) {
+      Tensor w = make_tensor(t.sizes(), kFloat32, t.device());
+      copy_into(w, t);
+      return w;
+    };
+    Tensor result = make_tensor({n, p}, kFloat32, out.device());
+    gemm_into(result, workspace(a), workspace(b));
+    copy_into(out, result);
     return;
   }
   if (a.dtype() == kFloat32 || a.dtype() == kFloat64) {
@@ -77,6 +92,11 @@ void check_matmul_types(const Tensor& a, const Tensor& b, const char* op) {
 
 Tensor Tensor::mm(const Tensor& o) const {
   MEMLENS_API_ENTRY();
+  if (autocast::is_enabled()) {
+    Tensor a = autocast::lower(*this), b = autocast::lower(o);
+    autocast::Suspend cast;
+    return a.mm(b);
+  }
   check_matmul_types(*this, o, "mm");
   if (dim() != 2) throw ShapeError("self must be a matrix");
   if (o.dim() != 2) throw ShapeError("mat2 must be a matrix");
@@ -97,6 +117,11 @@ Tensor Tensor::mm(const Tensor& o) const {
 
 Tensor Tensor::bmm(const Tensor& o) const {
   MEMLENS_API_ENTRY();
+  if (autocast::is_enabled()) {
+    Tensor a = autocast::lower(*this), b = autocast::lower(o);
+    autocast::Suspend cast;
+    return a.bmm(b);
+  }
   check_matmul_types(*this, o, "bmm");
   if (dim() != 3) throw ShapeError("batch1 must be a 3D tensor");
   if (o.dim() != 3) throw ShapeError("batch2 must be a 3D tensor");
@@ -125,6 +150,11 @@ Tensor Tensor::bmm(const Tensor& o) const {
 // views so autograd follows without code of its own.
 Tensor Tensor::matmul(const Tensor& o) const {
   MEMLENS_API_ENTRY();
+  if (autocast::is_enabled()) {
+    Tensor a = autocast::lower(*this), b = autocast::lower(o);
+    autocast::Suspend cast;
+    return a.matmul(b);
+  }
   check_matmul_types(*this, o, "matmul");
   std::int64_t da = dim(), db = o.dim();
   if (da == 0 || db == 0)

@@ -4,6 +4,7 @@
 
 #include "memlens/runtime/autograd.hpp"
 #include "memlens/runtime/nn_functional.hpp"
+#include "autocast.hpp"
 #include "tensor_internal.hpp"
 
 namespace memlens::nn {
@@ -92,8 +93,11 @@ Tensor Module::operator()(const Tensor& x) {
 
 Tensor Linear::forward(const Tensor& x) {
   MEMLENS_API_ENTRY();
-  Tensor y = x.matmul(weight.t());
-  return bias.defined() ? y + bias : y;
+  // One op for autocast, as F.linear: input, weight and bias in the lower dtype.
+  Tensor in = autocast::lower(x), w = autocast::lower(weight), b = autocast::lower(bias);
+  autocast::Suspend cast;
+  Tensor y = in.matmul(w.t());
+  return b.defined() ? y + b : y;
 }
 
 Tensor GELU::forward(const Tensor& x) { MEMLENS_API_ENTRY(); return functional::gelu(x); }
@@ -231,6 +235,11 @@ Tensor Sequential::forward(const Tensor& x) {
 
 Tensor MSELoss::operator()(const Tensor& input, const Tensor& target) const {
   MEMLENS_API_ENTRY();
+  if (autocast::is_enabled()) {  // a loss runs in float32
+    Tensor in = autocast::to_float(input), t = autocast::to_float(target);
+    autocast::Suspend cast;
+    return (*this)(in, t);
+  }
   if (input.sizes() != target.sizes())
     throw ShapeError("MSELoss: input size " + shape_str(input.sizes()) + " and target size " +
                      shape_str(target.sizes()) + " differ; broadcasting them would compare every pair");

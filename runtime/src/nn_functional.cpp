@@ -8,6 +8,7 @@
 #include <limits>
 #include <numbers>
 
+#include "autocast.hpp"
 #include "memlens/runtime/autograd.hpp"
 #include "tensor_internal.hpp"
 
@@ -75,6 +76,11 @@ Tensor dropout(const Tensor& x, double p, bool training) {
 
 Tensor layer_norm(const Tensor& x, const Shape& normalized_shape, const Tensor& weight, const Tensor& bias, double eps) {
   MEMLENS_API_ENTRY();
+  if (autocast::is_enabled() && autocast::is_16bit(x)) {  // needs float32's range
+    Tensor xf = autocast::to_float(x);
+    autocast::Suspend cast;
+    return layer_norm(xf, normalized_shape, weight, bias, eps);
+  }
   const std::size_t k = normalized_shape.size();
   const Shape& s = x.sizes();
   bool fits = k >= 1 && k <= s.size() && std::equal(normalized_shape.begin(), normalized_shape.end(), s.end() - static_cast<std::ptrdiff_t>(k));
@@ -204,6 +210,11 @@ Shape memory_order(const Tensor& t) {
 Tensor scaled_dot_product_attention(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& attn_mask,
                                     double dropout_p, bool is_causal) {
   MEMLENS_API_ENTRY();
+  if (autocast::is_enabled()) {
+    Tensor ql = autocast::lower(q), kl = autocast::lower(k), vl = autocast::lower(v);
+    autocast::Suspend cast;
+    return scaled_dot_product_attention(ql, kl, vl, attn_mask, dropout_p, is_causal);
+  }
   if (q.dim() < 3 || k.dim() < 3 || v.dim() < 3)
     throw ShapeError("scaled_dot_product_attention: q, k and v need a batch dim and two more");
   if (attn_mask.defined() && is_causal)

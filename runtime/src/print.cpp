@@ -23,7 +23,7 @@ struct Formatter {
   std::string format(double v) const {
     char buf[64];
     if (dtype == kBool) return v != 0 ? "True" : "False";
-    if (dtype == kInt64) {
+    if (!is_floating_point(dtype)) {
       std::snprintf(buf, sizeof buf, "%lld", static_cast<long long>(v));
       return buf;
     }
@@ -139,7 +139,9 @@ std::string Tensor::toString() const {
     suffix.push_back(s + (sizes().size() == 1 ? ",)" : ")"));
   }
   if (!device().is_cpu()) suffix.push_back("device='" + device().str() + "'");
-  if (dtype() == kFloat64 || (numel() == 0 && dtype() != kFloat32)) suffix.push_back("dtype=" + std::string(dtype_repr(dtype())));
+  // PyTorch names every dtype but its defaults (float32; int64 and bool, which print as such).
+  bool shown = dtype() != kFloat32 && dtype() != kInt64 && dtype() != kBool;
+  if (shown || (numel() == 0 && dtype() != kFloat32)) suffix.push_back("dtype=" + std::string(dtype_repr(dtype())));
   if (auto fn = grad_fn()) suffix.push_back("grad_fn=<" + fn->name() + ">");
   else if (requires_grad()) suffix.push_back("requires_grad=True");
   for (auto& s : suffix) out += ", " + s;

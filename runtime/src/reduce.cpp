@@ -3,6 +3,7 @@
 #include <cmath>
 #include <limits>
 
+#include "autocast.hpp"
 #include "tensor_internal.hpp"
 
 namespace memlens {
@@ -214,6 +215,11 @@ Tensor Tensor::argmin(std::int64_t d, bool keepdim) const { MEMLENS_API_ENTRY();
 // exponentiated intermediates are temporaries of the forward, not saved tensors.
 Tensor log_softmax(const Tensor& x, std::int64_t dim) {
   MEMLENS_API_ENTRY();
+  if (autocast::is_enabled() && autocast::is_16bit(x)) {  // needs float32's range
+    Tensor xf = autocast::to_float(x);
+    autocast::Suspend cast;
+    return log_softmax(xf, dim);
+  }
   Tensor out;
   {
     NoGradGuard no_grad;
@@ -228,6 +234,11 @@ Tensor log_softmax(const Tensor& x, std::int64_t dim) {
 
 Tensor softmax(const Tensor& x, std::int64_t dim) {
   MEMLENS_API_ENTRY();
+  if (autocast::is_enabled() && autocast::is_16bit(x)) {  // needs float32's range
+    Tensor xf = autocast::to_float(x);
+    autocast::Suspend cast;
+    return softmax(xf, dim);
+  }
   Tensor out;
   {
     NoGradGuard no_grad;

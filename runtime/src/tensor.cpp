@@ -209,9 +209,14 @@ void* Tensor::raw_data() const {
 
 template <class T>
 T* Tensor::data_ptr() const {
-  constexpr ScalarType want = std::is_same_v<T, float> ? kFloat32
-                              : std::is_same_v<T, double> ? kFloat64
-                              : std::is_same_v<T, bool> ? kBool : kInt64;
+  constexpr ScalarType want = std::is_same_v<T, float>          ? kFloat32
+                              : std::is_same_v<T, double>       ? kFloat64
+                              : std::is_same_v<T, bool>         ? kBool
+                              : std::is_same_v<T, std::uint8_t> ? kUInt8
+                              : std::is_same_v<T, std::int32_t> ? kInt32
+                              : std::is_same_v<T, Half>         ? kFloat16
+                              : std::is_same_v<T, BFloat16>     ? kBFloat16
+                                                                : kInt64;
   if (dtype() != want)
     throw TypeError("expected scalar type " + std::string(type_name(want)) + " but found " +
                     std::string(type_name(dtype())));
@@ -221,6 +226,10 @@ template float* Tensor::data_ptr<float>() const;
 template double* Tensor::data_ptr<double>() const;
 template std::int64_t* Tensor::data_ptr<std::int64_t>() const;
 template bool* Tensor::data_ptr<bool>() const;
+template std::uint8_t* Tensor::data_ptr<std::uint8_t>() const;
+template std::int32_t* Tensor::data_ptr<std::int32_t>() const;
+template Half* Tensor::data_ptr<Half>() const;
+template BFloat16* Tensor::data_ptr<BFloat16>() const;
 
 Scalar Tensor::item() const {
   if (numel() != 1)

@@ -5,6 +5,7 @@
 #include <string>
 
 #include "memlens/runtime/autograd.hpp"
+#include "memlens/runtime/half.hpp"
 #include "memlens/runtime/instrument.hpp"
 #include "memlens/runtime/tensor.hpp"
 
@@ -50,7 +51,7 @@ Tensor expand_alias(const Tensor& t, const Shape& shape);
 Tensor cast(const Tensor& t, ScalarType dtype);
 template <class T>
 T scalar_as(const Scalar& s) {
-  if constexpr (std::is_floating_point_v<T>) return static_cast<T>(s.to_double());
+  if constexpr (is_floating_v<T>) return static_cast<T>(s.to_double());
   else return static_cast<T>(s.to_int());
 }
 // Wraps a possibly negative dim; throws IndexError naming the valid range.
@@ -81,6 +82,10 @@ decltype(auto) dispatch(ScalarType t, F&& f) {
     case kBool: return f(bool{});
     case kInt64: return f(std::int64_t{});
     case kFloat32: return f(float{});
+    case kUInt8: return f(std::uint8_t{});
+    case kInt32: return f(std::int32_t{});
+    case kFloat16: return f(Half{});
+    case kBFloat16: return f(BFloat16{});
     case kFloat64: break;
   }
   return f(double{});

@@ -1,5 +1,6 @@
 #pragma once
 // The memlens tensor runtime: include this one header.
+#include "memlens/runtime/autocast.hpp"
 #include "memlens/runtime/autograd.hpp"
 #include "memlens/runtime/checkpoint.hpp"
 #include "memlens/runtime/device.hpp"

@@ -75,12 +75,18 @@ class Node {
   std::vector<Edge>& mutable_next_edges() { return next_; }
   std::uint64_t sequence_nr() const { return seq_; }
   void set_sequence_nr(std::uint64_t s) { seq_ = s; }
+  // The dtype of input i, as recorded: the gradient sent to it is cast to it, as
+  // PyTorch's engine validates its outputs (a float32 gradient for a bfloat16 input of
+  // autocast arrives in bfloat16). Unknown inputs keep their gradient's type.
+  void set_input_types(std::vector<ScalarType> types) { input_types_ = std::move(types); }
+  Tensor gradient_for_input(std::size_t i, const Tensor& g) const;
   // The non-leaf output whose gradient backward keeps (Tensor::retain_grad), or none.
   void retain_output_grad(const std::shared_ptr<TensorImpl>& t) { retained_ = t; }
   std::shared_ptr<TensorImpl> retained_output() const { return retained_.lock(); }
 
  private:
   std::vector<Edge> next_;
+  std::vector<ScalarType> input_types_;
   std::uint64_t seq_ = 0;
   std::weak_ptr<TensorImpl> retained_;
 };

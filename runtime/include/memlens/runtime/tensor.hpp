@@ -13,6 +13,7 @@
 #include "memlens/runtime/device.hpp"
 #include "memlens/runtime/dtype.hpp"
 #include "memlens/runtime/errors.hpp"
+#include "memlens/runtime/half.hpp"
 #include "memlens/runtime/scalar.hpp"
 #include "memlens/runtime/storage.hpp"
 #include "memlens/runtime/tensor_options.hpp"
@@ -359,7 +360,7 @@ void set_rng_state(const RngState& state);
 template <class T>
 T Tensor::item() const {
   Scalar s = item();
-  if constexpr (std::is_floating_point_v<T>) return static_cast<T>(s.to_double());
+  if constexpr (is_floating_v<T>) return static_cast<T>(s.to_double());
   else return static_cast<T>(s.to_int());
 }
 
