@@ -73,6 +73,82 @@ void set_rng_state(const RngState& state) {
   rng() = gen;
 }
 
+Tensor linspace(double start, double end, std::int64_t steps, TensorOptions o) {
+  MEMLENS_API_ENTRY();
+  if (steps < 0) throw Error("linspace(): number of steps must be non-negative");
+  OpTrace trace;
+  Tensor t = fresh({steps}, o);
+  const double step = steps > 1 ? (end - start) / static_cast<double>(steps - 1) : 0;
+  dispatch(t.dtype(), [&](auto tag) {
+    using T = decltype(tag);
+    T* p = static_cast<T*>(t.raw_data());
+    // From both ends, as PyTorch computes it, so the last value is `end` exactly.
+    for (std::int64_t i = 0; i < steps; ++i)
+      p[i] = static_cast<T>(i < steps / 2 ? start + step * static_cast<double>(i) : end - step * static_cast<double>(steps - 1 - i));
+  });
+  Tensor out = finish(t, o);
+  trace.done("linspace", {}, out);
+  return out;
+}
+
+Tensor randperm(std::int64_t n, TensorOptions o) {
+  MEMLENS_API_ENTRY();
+  if (n < 0) throw Error("randperm(): n must be non-negative, got " + std::to_string(n));
+  OpTrace trace;
+  Tensor t = fresh({n}, o, kInt64);
+  std::vector<std::int64_t> order(static_cast<std::size_t>(n));
+  for (std::int64_t i = 0; i < n; ++i) order[static_cast<std::size_t>(i)] = i;
+  {
+    std::lock_guard lock(rng_mu);
+    for (std::int64_t i = n - 1; i > 0; --i)  // Fisher-Yates
+      std::swap(order[static_cast<std::size_t>(i)], order[static_cast<std::size_t>(rng()() % static_cast<std::uint64_t>(i + 1))]);
+  }
+  dispatch(t.dtype(), [&](auto tag) {
+    using T = decltype(tag);
+    T* p = static_cast<T*>(t.raw_data());
+    for (std::int64_t i = 0; i < n; ++i) p[i] = static_cast<T>(order[static_cast<std::size_t>(i)]);
+  });
+  trace.done("randperm", {}, t);
+  return t;
+}
+
+namespace {
+// Fills `t` in place from the generator: a random draw overwrites its history.
+template <class Draw>
+Tensor& fill_random(Tensor& t, Draw&& draw) {
+  autograd::check_inplace(t);
+  Tensor values = make_tensor(t.sizes(), kFloat64, t.device());
+  {
+    std::lock_guard lock(rng_mu);
+    double* p = values.data_ptr<double>();
+    for (std::int64_t i = 0; i < values.numel(); ++i) p[i] = draw(rng());
+  }
+  copy_into(t, values);
+  t.storage()->bump_version();
+  if (GradMode::is_enabled() && t.grad_fn()) t.unsafe_impl()->grad_fn = nullptr;
+  return t;
+}
+}  // namespace
+
+Tensor& Tensor::uniform_(double from, double to) {
+  MEMLENS_API_ENTRY();
+  std::uniform_real_distribution<double> dist(from, to);
+  return fill_random(*this, [&](std::mt19937_64& g) { return dist(g); });
+}
+
+Tensor& Tensor::normal_(double mean, double std) {
+  MEMLENS_API_ENTRY();
+  std::normal_distribution<double> dist(mean, std);
+  return fill_random(*this, [&](std::mt19937_64& g) { return dist(g); });
+}
+
+Tensor& Tensor::bernoulli_(double p) {
+  MEMLENS_API_ENTRY();
+  if (!(p >= 0 && p <= 1)) throw Error("bernoulli_ expects p to be in [0, 1], but got p=" + std::to_string(p));
+  std::bernoulli_distribution dist(p);
+  return fill_random(*this, [&](std::mt19937_64& g) { return dist(g) ? 1.0 : 0.0; });
+}
+
 Tensor empty(Shape sizes, TensorOptions o) { MEMLENS_API_ENTRY(); return finish(fresh(sizes, o), o); }
 
 Tensor full(Shape sizes, Scalar value, TensorOptions o) {

@@ -299,6 +299,23 @@ Tensor Tensor::cos() const {
   return out;
 }
 
+// Rounding is flat almost everywhere: its gradient is zero, as PyTorch's.
+#define MEMLENS_ROUNDING(name, fn, node)                                                                     \
+  Tensor Tensor::name() const {                                                                              \
+    MEMLENS_API_ENTRY();                                                                                     \
+    if (!is_floating_point()) return clone();                                                                \
+    Tensor out = unary_kernel(*this, #name, dtype(), [](auto u) { return fn(static_cast<double>(u)); });     \
+    autograd::record(out, node, {*this}, [](const Tensor& g, const Node&) { return Grads{zeros_like(g)}; }); \
+    return out;                                                                                              \
+  }
+MEMLENS_ROUNDING(floor, std::floor, "FloorBackward0")
+MEMLENS_ROUNDING(ceil, std::ceil, "CeilBackward0")
+MEMLENS_ROUNDING(round, std::nearbyint, "RoundBackward0")  // half to even, as PyTorch's
+#undef MEMLENS_ROUNDING
+
+Tensor Tensor::isnan() const { MEMLENS_API_ENTRY(); return ne(*this); }
+Tensor Tensor::logical_not() const { MEMLENS_API_ENTRY(); return eq(0); }
+
 Tensor Tensor::sigmoid() const {
   MEMLENS_API_ENTRY();
   Tensor out = unary_kernel(*this, "sigmoid", floating(dtype()), [](auto u) { return 1 / (1 + std::exp(-u)); });
@@ -386,6 +403,37 @@ Tensor where(const Tensor& cond, const Tensor& a, const Tensor& b) {
                                   n.needs_input_grad(1) ? sum_to(where(cond, zero, g), sb) : Tensor()};
                    });
   return out;
+}
+
+namespace {
+// maximum / minimum: NaN wins; where the inputs tie, each gets half the gradient (PyTorch's rule).
+Tensor extreme_of(const Tensor& a, const Tensor& b, bool want_max, const char* op, const char* node) {
+  Tensor out = want_max ? binary_kernel<false>(a, b, result_type(a, b), op, [](auto u, auto v) { return u != u || u > v ? u : v; })
+                        : binary_kernel<false>(a, b, result_type(a, b), op, [](auto u, auto v) { return u != u || u < v ? u : v; });
+  autograd::record(out, node, {a, b},
+                   [sa = SavedTensor(a), sb = SavedTensor(b), want_max](const Tensor& g, const Node& n) {
+                     Tensor av = sa.unpack(n), bv = sb.unpack(n);
+                     Tensor to_a = (want_max ? av.gt(bv) : av.lt(bv)).to(g.dtype()) + av.eq(bv).to(g.dtype()) * 0.5;
+                     return Grads{n.needs_input_grad(0) ? sum_to(g * to_a, av.sizes()) : Tensor(),
+                                  n.needs_input_grad(1) ? sum_to(g * (1 - to_a), bv.sizes()) : Tensor()};
+                   });
+  return out;
+}
+}  // namespace
+
+Tensor maximum(const Tensor& a, const Tensor& b) { MEMLENS_API_ENTRY(); return extreme_of(a, b, true, "maximum", "MaximumBackward0"); }
+Tensor minimum(const Tensor& a, const Tensor& b) { MEMLENS_API_ENTRY(); return extreme_of(a, b, false, "minimum", "MinimumBackward0"); }
+
+Tensor logical_and(const Tensor& a, const Tensor& b) {
+  MEMLENS_API_ENTRY();
+  return binary_kernel<true>(a, b, promote_types(a.dtype(), b.dtype()), "logical_and",
+                             [](auto u, auto v) { return u != decltype(u)(0) && v != decltype(v)(0); });
+}
+
+Tensor logical_or(const Tensor& a, const Tensor& b) {
+  MEMLENS_API_ENTRY();
+  return binary_kernel<true>(a, b, promote_types(a.dtype(), b.dtype()), "logical_or",
+                             [](auto u, auto v) { return u != decltype(u)(0) || v != decltype(v)(0); });
 }
 
 Tensor Tensor::masked_fill(const Tensor& mask, Scalar value) const {

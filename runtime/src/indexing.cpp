@@ -1,6 +1,10 @@
 // `t.index({...})` basic indexing (views) and the indexing ops that copy.
 #include <cstring>
 
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+
 #include "tensor_internal.hpp"
 
 namespace memlens {
@@ -283,6 +287,152 @@ Tensor cat(const std::vector<Tensor>& tensors, std::int64_t d) {
     return grads;
   });
   return out;
+}
+
+Tensor stack(const std::vector<Tensor>& tensors, std::int64_t d) {
+  MEMLENS_API_ENTRY();
+  if (tensors.empty()) throw Error("stack expects a non-empty TensorList");
+  d = wrap_dim(d, tensors[0].dim() + 1);
+  for (const Tensor& t : tensors)
+    if (t.sizes() != tensors[0].sizes())
+      throw ShapeError("stack expects each tensor to be equal size, but got " + shape_str(tensors[0].sizes()) +
+                       " at entry 0 and " + shape_str(t.sizes()) + " at another entry");
+  std::vector<Tensor> parts;
+  for (const Tensor& t : tensors) parts.push_back(t.unsqueeze(d));
+  return cat(parts, d);
+}
+
+std::vector<Tensor> Tensor::split(std::int64_t piece, std::int64_t d) const {
+  MEMLENS_API_ENTRY();
+  d = wrap_dim(d, dim());
+  if (piece < 1) throw Error("split expects split_size be positive, but got split_size=" + std::to_string(piece));
+  std::vector<Tensor> out;
+  for (std::int64_t at = 0; at < size(d) || (at == 0 && size(d) == 0); at += piece) {
+    out.push_back(narrow(d, at, std::min(piece, size(d) - at)));
+    if (size(d) == 0) break;
+  }
+  return out;
+}
+
+std::vector<Tensor> Tensor::chunk(std::int64_t chunks, std::int64_t d) const {
+  MEMLENS_API_ENTRY();
+  if (chunks < 1) throw Error("chunk expects `chunks` to be greater than 0, got: " + std::to_string(chunks));
+  d = wrap_dim(d, dim());
+  return split(std::max<std::int64_t>(1, (size(d) + chunks - 1) / chunks), d);
+}
+
+std::vector<Tensor> Tensor::unbind(std::int64_t d) const {
+  MEMLENS_API_ENTRY();
+  d = wrap_dim(d, dim());
+  std::vector<Tensor> out;
+  for (std::int64_t i = 0; i < size(d); ++i) out.push_back(select(d, i));
+  return out;
+}
+
+Tensor Tensor::flip(Shape dims) const {
+  MEMLENS_API_ENTRY();
+  Tensor out = *this;
+  for (std::int64_t d : dims) {
+    d = wrap_dim(d, dim());
+    out = out.index_select(d, arange(size(d) - 1, -1, -1, TensorOptions().dtype(kInt64).device(device())));
+  }
+  return dims.empty() ? clone() : out;
+}
+
+Tensor Tensor::roll(std::int64_t shift, std::int64_t d) const {
+  MEMLENS_API_ENTRY();
+  d = wrap_dim(d, dim());
+  const std::int64_t n = size(d);
+  const std::int64_t s = n == 0 ? 0 : ((shift % n) + n) % n;
+  if (s == 0) return clone();
+  return cat({narrow(d, n - s, s), narrow(d, 0, n - s)}, d);
+}
+
+Tensor Tensor::repeat(Shape repeats) const {
+  MEMLENS_API_ENTRY();
+  if (static_cast<std::int64_t>(repeats.size()) < dim())
+    throw ShapeError("Number of dimensions of repeat dims can not be smaller than number of dimensions of tensor");
+  // [s0, s1] repeated [r0, r1]: viewed as [1, s0, 1, s1], expanded to [r0, s0, r1, s1], then merged.
+  Shape padded(repeats.size() - static_cast<std::size_t>(dim()), 1);
+  padded.insert(padded.end(), sizes().begin(), sizes().end());
+  Shape spread, expanded, result;
+  for (std::size_t i = 0; i < repeats.size(); ++i) {
+    if (repeats[i] < 0) throw ShapeError("Trying to create tensor with negative dimension " + std::to_string(repeats[i]));
+    spread.insert(spread.end(), {1, padded[i]});
+    expanded.insert(expanded.end(), {repeats[i], padded[i]});
+    result.push_back(repeats[i] * padded[i]);
+  }
+  return reshape(padded).reshape(spread).expand(expanded).reshape(result);
+}
+
+Tensor Tensor::nonzero() const {
+  MEMLENS_API_ENTRY();
+  OpTrace trace;
+  std::vector<std::int64_t> coords;
+  std::int64_t count = 0;
+  dispatch(dtype(), [&](auto tag) {
+    using T = decltype(tag);
+    const T* p = static_cast<const T*>(raw_data());
+    for_each_coordinate(sizes(), [&](std::int64_t, const Shape& at) {
+      if (p[offset_of(at, strides())] != T(0)) {
+        coords.insert(coords.end(), at.begin(), at.end());
+        ++count;
+      }
+    });
+  });
+  Tensor out = make_tensor({count, dim()}, kInt64, device());
+  if (!coords.empty()) std::copy(coords.begin(), coords.end(), out.data_ptr<std::int64_t>());
+  trace.done("nonzero", {this}, out);
+  return out;
+}
+
+std::tuple<Tensor, Tensor> Tensor::sort(std::int64_t d, bool descending) const {
+  MEMLENS_API_ENTRY();
+  if (dim() == 0) return {clone(), zeros({}, TensorOptions().dtype(kInt64).device(device()))};
+  d = wrap_dim(d, dim());
+  OpTrace trace;
+  Tensor indices = make_tensor(sizes(), kInt64, device());
+  Shape outer = sizes();
+  outer[static_cast<std::size_t>(d)] = 1;
+  const std::int64_t len = size(d), step = stride(d);
+  auto* ip = indices.data_ptr<std::int64_t>();
+  const Shape index_strides = indices.strides();
+  dispatch(dtype(), [&](auto tag) {
+    using T = decltype(tag);
+    const T* p = static_cast<const T*>(raw_data());
+    std::vector<std::int64_t> order(static_cast<std::size_t>(len));
+    for_each_coordinate(outer, [&](std::int64_t, const Shape& at) {
+      const T* x = p + offset_of(at, strides());
+      std::iota(order.begin(), order.end(), 0);
+      // NaN sorts as the largest value, as in PyTorch; equal values keep their order.
+      auto before = [&](std::int64_t a, std::int64_t b) {
+        double u = static_cast<double>(x[a * step]), v = static_cast<double>(x[b * step]);
+        bool nu = std::isnan(u), nv = std::isnan(v);
+        if (nu || nv) return descending ? nu && !nv : !nu && nv;
+        return descending ? u > v : u < v;
+      };
+      std::stable_sort(order.begin(), order.end(), before);
+      std::int64_t* out = ip + offset_of(at, index_strides);
+      for (std::int64_t k = 0; k < len; ++k) out[k * index_strides[static_cast<std::size_t>(d)]] = order[static_cast<std::size_t>(k)];
+    });
+  });
+  trace.done("sort", {this}, indices);
+  return {gather(d, indices), indices};
+}
+
+Tensor Tensor::argsort(std::int64_t d, bool descending) const {
+  MEMLENS_API_ENTRY();
+  return std::get<1>(sort(d, descending));
+}
+
+std::tuple<Tensor, Tensor> Tensor::topk(std::int64_t k, std::int64_t d, bool largest) const {
+  MEMLENS_API_ENTRY();
+  d = wrap_dim(d, std::max<std::int64_t>(dim(), 1));
+  const std::int64_t n = dim() == 0 ? 1 : size(d);
+  if (k < 0 || k > n) throw IndexError("selected index k out of range");
+  auto [values, indices] = sort(d, largest);
+  if (dim() == 0) return {values, indices};
+  return {values.narrow(d, 0, k), indices.narrow(d, 0, k)};
 }
 
 }  // namespace memlens

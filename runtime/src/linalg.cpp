@@ -244,6 +244,33 @@ Tensor batched_matmul(const Tensor& a, const Tensor& b, const Shape& memory_orde
 
 }  // namespace detail
 
+Tensor Tensor::dot(const Tensor& o) const {
+  MEMLENS_API_ENTRY();
+  if (dim() != 1 || o.dim() != 1)
+    throw ShapeError("1D tensors expected, but got " + std::to_string(dim()) + "D and " + std::to_string(o.dim()) + "D tensors");
+  return matmul(o);
+}
+
+Tensor Tensor::mv(const Tensor& v) const {
+  MEMLENS_API_ENTRY();
+  if (dim() != 2 || v.dim() != 1) throw ShapeError("vector + matrix @ vector expected, got " + std::to_string(dim()) + ", " + std::to_string(v.dim()));
+  return matmul(v);
+}
+
+Tensor addmm(const Tensor& input, const Tensor& m1, const Tensor& m2, Scalar beta, Scalar alpha) {
+  MEMLENS_API_ENTRY();
+  Tensor product = alpha.to_double() == 1 ? m1.mm(m2) : m1.mm(m2) * alpha;
+  if (beta.to_double() == 0) return product;
+  return (beta.to_double() == 1 ? input : input * beta) + product;
+}
+
+Tensor baddbmm(const Tensor& input, const Tensor& b1, const Tensor& b2, Scalar beta, Scalar alpha) {
+  MEMLENS_API_ENTRY();
+  Tensor product = alpha.to_double() == 1 ? b1.bmm(b2) : b1.bmm(b2) * alpha;
+  if (beta.to_double() == 0) return product;
+  return (beta.to_double() == 1 ? input : input * beta) + product;
+}
+
 Tensor matmul(const Tensor& a, const Tensor& b) { MEMLENS_API_ENTRY(); return a.matmul(b); }
 Tensor mm(const Tensor& a, const Tensor& b) { MEMLENS_API_ENTRY(); return a.mm(b); }
 Tensor bmm(const Tensor& a, const Tensor& b) { MEMLENS_API_ENTRY(); return a.bmm(b); }

@@ -211,6 +211,88 @@ Tensor Tensor::argmin() const { MEMLENS_API_ENTRY(); return std::get<1>(extreme(
 Tensor Tensor::argmax(std::int64_t d, bool keepdim) const { MEMLENS_API_ENTRY(); return std::get<1>(extreme(*this, d, keepdim, true, "argmax")); }
 Tensor Tensor::argmin(std::int64_t d, bool keepdim) const { MEMLENS_API_ENTRY(); return std::get<1>(extreme(*this, d, keepdim, false, "argmin")); }
 
+Tensor Tensor::cumsum(std::int64_t dim_arg) const {
+  MEMLENS_API_ENTRY();
+  if (dim() == 0) {
+    wrap_dim(dim_arg, 1);
+    return clone();
+  }
+  const std::int64_t d = wrap_dim(dim_arg, dim());
+  const ScalarType out_type = is_floating_point() ? dtype() : kInt64;  // integers sum in int64, as PyTorch's
+  OpTrace trace;
+  Tensor src = cast(*this, out_type);
+  Tensor out = make_tensor(sizes(), out_type, device());
+  // Walk every position but along d (d of size 1), running the sum along d from each.
+  Shape keep = sizes();
+  keep[static_cast<std::size_t>(d)] = 1;
+  Tensor from = as_strided_alias(src, keep, src.strides(), src.storage_offset());
+  const std::int64_t len = size(d), in_step = src.stride(d), out_step = out.stride(d);
+  dispatch(out_type, [&](auto tag) {
+    using T = decltype(tag);
+    using Acc = std::conditional_t<is_floating_v<T>, double, std::int64_t>;
+    for_each_strided<2>(keep, {data_bytes(out), data_bytes(from)}, {&out.strides(), &from.strides()},
+                        {static_cast<std::int64_t>(sizeof(T)), static_cast<std::int64_t>(sizeof(T))},
+                        [&](std::array<char*, 2> p, std::array<std::int64_t, 2> st, std::int64_t n) {
+                          for (std::int64_t i = 0; i < n; ++i) {
+                            const T* x = reinterpret_cast<const T*>(p[1] + i * st[1]);
+                            T* y = reinterpret_cast<T*>(p[0] + i * st[0]);
+                            Acc acc = 0;
+                            for (std::int64_t k = 0; k < len; ++k) y[k * out_step] = static_cast<T>(acc += static_cast<Acc>(x[k * in_step]));
+                          }
+                        });
+  });
+  trace.done("cumsum", {this}, out);
+  autograd::record(out, "CumsumBackward0", {*this},
+                   [d](const Tensor& g, const Node&) { return Grads{g.flip({d}).cumsum(d).flip({d})}; });
+  return out;
+}
+
+Tensor Tensor::var(Shape dims, bool unbiased, bool keepdim) const {
+  MEMLENS_API_ENTRY();
+  auto mask = reduced_mask(*this, dims);
+  std::int64_t count = 1;
+  for (std::size_t i = 0; i < mask.size(); ++i)
+    if (mask[i]) count *= sizes()[i];
+  Tensor centred = *this - mean(dims, true);
+  return (centred * centred).sum(dims, keepdim) / static_cast<double>(std::max<std::int64_t>(count - (unbiased ? 1 : 0), 0));
+}
+
+Tensor Tensor::std(Shape dims, bool unbiased, bool keepdim) const {
+  MEMLENS_API_ENTRY();
+  return var(std::move(dims), unbiased, keepdim).sqrt();
+}
+
+Tensor Tensor::norm(double p) const {
+  MEMLENS_API_ENTRY();
+  if (std::isinf(p)) return p > 0 ? abs().max() : abs().min();
+  if (p == 2) return (*this * *this).sum().sqrt();
+  if (p == 1) return abs().sum();
+  return abs().pow(p).sum().pow(1 / p);
+}
+
+Tensor Tensor::amax(Shape dims, bool keepdim) const {
+  MEMLENS_API_ENTRY();
+  auto mask = reduced_mask(*this, dims);
+  Tensor out = *this;
+  for (std::size_t i = mask.size(); i-- > 0;)
+    if (mask[i]) out = std::get<0>(out.max(static_cast<std::int64_t>(i), true));
+  return keepdim ? out : out.reshape(reduced_shape(*this, mask, false));
+}
+
+Tensor Tensor::amin(Shape dims, bool keepdim) const {
+  MEMLENS_API_ENTRY();
+  return neg().amax(std::move(dims), keepdim).neg();
+}
+
+Tensor Tensor::logsumexp(Shape dims, bool keepdim) const {
+  MEMLENS_API_ENTRY();
+  // Shifted by the largest value, so exp never overflows; an infinite largest value is not a shift.
+  Tensor m = amax(dims, true).detach();
+  m = m.masked_fill(m.abs().eq(std::numeric_limits<double>::infinity()), 0);
+  Tensor out = (*this - m).exp().sum(dims, true).log() + m;
+  return keepdim ? out : out.reshape(reduced_shape(*this, reduced_mask(*this, dims), false));
+}
+
 // Both keep only their output for backward, as PyTorch's do: the shifted and
 // exponentiated intermediates are temporaries of the forward, not saved tensors.
 Tensor log_softmax(const Tensor& x, std::int64_t dim) {

@@ -186,6 +186,41 @@ class Tensor {
   Tensor erf() const;
   Tensor sin() const;
   Tensor cos() const;
+  // Rounding (gradient zero, as PyTorch's), NaN test and logic (bool results).
+  Tensor floor() const;
+  Tensor ceil() const;
+  Tensor round() const;
+  Tensor isnan() const;
+  Tensor logical_not() const;
+  // Pieces along a dim, as views: split into pieces of `size` (the last may be shorter),
+  // chunk into `chunks` pieces of equal size (the last may be shorter), unbind into slices.
+  std::vector<Tensor> split(std::int64_t size, std::int64_t dim = 0) const;
+  std::vector<Tensor> chunk(std::int64_t chunks, std::int64_t dim = 0) const;
+  std::vector<Tensor> unbind(std::int64_t dim = 0) const;
+  Tensor flip(Shape dims) const;
+  Tensor roll(std::int64_t shift, std::int64_t dim) const;
+  // Tiles the tensor repeats[i] times along dim i (a new tensor; expand is the view).
+  Tensor repeat(Shape repeats) const;
+  Tensor cumsum(std::int64_t dim) const;
+  // Variance and standard deviation over dims, with Bessel's correction by default.
+  Tensor var(Shape dims, bool unbiased = true, bool keepdim = false) const;
+  Tensor std(Shape dims, bool unbiased = true, bool keepdim = false) const;
+  Tensor norm(double p = 2) const;
+  Tensor logsumexp(Shape dims, bool keepdim = false) const;
+  Tensor amax(Shape dims, bool keepdim = false) const;
+  Tensor amin(Shape dims, bool keepdim = false) const;
+  // Values and their int64 indices along dim (stable); topk keeps the k first.
+  std::tuple<Tensor, Tensor> sort(std::int64_t dim = -1, bool descending = false) const;
+  Tensor argsort(std::int64_t dim = -1, bool descending = false) const;
+  std::tuple<Tensor, Tensor> topk(std::int64_t k, std::int64_t dim = -1, bool largest = true) const;
+  // The coordinates of non-zero elements, [count, dim] int64.
+  Tensor nonzero() const;
+  Tensor dot(const Tensor& o) const;
+  Tensor mv(const Tensor& v) const;
+  // In-place random fills from the seeded generator.
+  Tensor& uniform_(double from = 0, double to = 1);
+  Tensor& normal_(double mean = 0, double std = 1);
+  Tensor& bernoulli_(double p = 0.5);
   // PyTorch's masked_fill: value where mask (bool, broadcast to this tensor's shape) is true.
   Tensor masked_fill(const Tensor& mask, Scalar value) const;
   Tensor eq(const Tensor& o) const;
@@ -307,6 +342,16 @@ Tensor tanh(const Tensor& a);
 Tensor erf(const Tensor& a);
 Tensor sin(const Tensor& a);
 Tensor cos(const Tensor& a);
+Tensor maximum(const Tensor& a, const Tensor& b);
+Tensor minimum(const Tensor& a, const Tensor& b);
+Tensor logical_and(const Tensor& a, const Tensor& b);
+Tensor logical_or(const Tensor& a, const Tensor& b);
+Tensor stack(const std::vector<Tensor>& tensors, std::int64_t dim = 0);
+// beta * input + alpha * (m1 @ m2), and its batched form.
+Tensor addmm(const Tensor& input, const Tensor& m1, const Tensor& m2, Scalar beta = 1, Scalar alpha = 1);
+Tensor baddbmm(const Tensor& input, const Tensor& b1, const Tensor& b2, Scalar beta = 1, Scalar alpha = 1);
+Tensor linspace(double start, double end, std::int64_t steps, TensorOptions o = {});
+Tensor randperm(std::int64_t n, TensorOptions o = kInt64);
 // The lower (tril) or upper (triu) triangle of the last two dims, from `diagonal` on; the
 // rest zero.
 Tensor tril(const Tensor& a, std::int64_t diagonal = 0);
