@@ -10,7 +10,7 @@ TEST_CASE("index_select copies the chosen rows or columns") {
   Tensor rows = a.index_select(0, tensor({2, 0}, kInt64));
   CHECK(rows.toString() == "tensor([[ 8,  9, 10, 11],\n        [ 0,  1,  2,  3]])");
   CHECK(rows.storage() != a.storage());
-  CHECK(a.index_select(1, tensor({-1}, kInt64)).toString() == "tensor([[ 3],\n        [ 7],\n        [11]])");
+  CHECK_THROWS_WITH(a.index_select(1, tensor({-1}, kInt64)), "index out of range in self (index -1 for dimension 1 with size 4)");
   CHECK(a[tensor({1}, kInt64)].sizes() == Shape{1, 4});
   CHECK_THROWS_AS(a.index_select(0, tensor({3}, kInt64)), IndexError);
   CHECK_THROWS_WITH(a.index_select(0, tensor({3}, kInt64)), "index out of range in self (index 3 for dimension 0 with size 3)");

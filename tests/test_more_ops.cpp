@@ -147,3 +147,52 @@ TEST_CASE("dot, mv, addmm, baddbmm, linspace, randperm, random fills") {
   Tensor leaf = zeros({2}, TensorOptions().requires_grad(true));
   CHECK_THROWS(leaf.uniform_());
 }
+
+TEST_CASE("PyTorch's semantics: indices, error kinds, in-place rules, max ties, cross-entropy forms") {
+  Tensor a = arange(12).view({3, 4});
+  CHECK(equal(a[tensor({-1}, kInt64)], a.narrow(0, 2, 1)));  // indexing counts from the end; index_select does not
+  try {
+    a.narrow(0, 2, 2);
+    FAIL("narrow past the end did not throw");
+  } catch (const IndexError&) {
+    FAIL("narrow threw an IndexError; PyTorch raises a RuntimeError");
+  } catch (const Error& e) {
+    CHECK(std::string(e.what()) == "start (2) + length (2) exceeds dimension size (3).");
+  }
+  CHECK_THROWS_WITH(zeros({3, 1}).expand({3, 4}).add_(1),
+                    "unsupported operation: more than one element of the written-to tensor refers to a single memory "
+                    "location. Please clone() the tensor before performing the operation.");
+  Tensor x = tensor({1, 2}).requires_grad_(true);
+  Tensor y = x * 2;
+  CHECK_NOTHROW(y.requires_grad_(true));  // a computed tensor: nothing to change
+  y.fill_(1);
+  CHECK(y.requires_grad());
+  CHECK(y.grad_fn()->name() == "FillBackward0");
+  y.sum().backward();
+  CHECK(equal(x.grad(), zeros({2})));  // the overwritten history gets a zero gradient
+  // max along a dim sends the gradient to the index it returned; the full max shares it.
+  Tensor t = tensor({1, 3, 3}).requires_grad_(true);
+  std::get<0>(t.max(0)).backward();
+  CHECK(equal(t.grad(), tensor({0, 1, 0})));
+  t.set_grad(Tensor());
+  t.max().backward();
+  CHECK(equal(t.grad(), tensor({0, 0.5, 0.5})));
+  nn::CrossEntropyLoss ce;
+  CHECK(ce(zeros({1, 2}), tensor({0.5, 0.5}, {1, 2})).item<double>() == Approx(std::log(2.0)));  // probability targets
+  CHECK(ce(zeros({3}), scalar_tensor(1, kInt64)).item<double>() == Approx(std::log(3.0)));        // unbatched
+  CHECK_THROWS_WITH(ce(zeros({2, 3}), zeros({2, 2})),
+                    "CrossEntropyLoss: expected target of dtype int64 (class indices) or class probabilities of the "
+                    "logits' shape, got float [2, 2]");
+}
+
+TEST_CASE("einsum with an ellipsis") {
+  Tensor a = arange(24, kFloat64).view({2, 3, 4});
+  CHECK(equal(einsum("...ij->...ji", {a}), a.transpose(1, 2)));
+  CHECK(equal(einsum("...ij,...jk->...ik", {a, a.transpose(1, 2)}), a.matmul(a.transpose(1, 2))));
+  CHECK(equal(einsum("b...->b", {a}), a.sum({1, 2})));
+  CHECK(einsum("...i,i", {a, ones({4}, kFloat64)}).sizes() == Shape{2, 3});  // implicit output: the ellipsis dims
+  Tensor row = arange(4, kFloat64);
+  CHECK(equal(einsum("...j,...j->...", {a, row}), a.matmul(row)));  // [2, 3, 4] with [4]: broadcast
+  CHECK_THROWS_WITH(einsum("...ijk->...", {row}),
+                    "einsum(): the number of subscripts in the equation (3) is more than the number of dimensions (1) for operand 0");
+}

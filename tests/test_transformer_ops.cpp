@@ -309,3 +309,24 @@ TEST_CASE("batch_norm: per-channel statistics, running averages, eval, gradients
   bn.eval();
   CHECK_FALSE(bn.is_training());
 }
+
+TEST_CASE("initialisation bounds; NLLLoss and BCEWithLogitsLoss values") {
+  manual_seed(14);
+  Tensor w = empty({64, 100});
+  nn::init::kaiming_uniform_(w);
+  const double kaiming = std::sqrt(2.0) * std::sqrt(3.0 / 100);
+  CHECK(w.abs().max().item<double>() <= kaiming);
+  CHECK(w.abs().max().item<double>() > 0.9 * kaiming);
+  Tensor c = empty({8, 4, 3, 3});  // fan_in 36, fan_out 72
+  nn::init::xavier_uniform_(c);
+  CHECK(c.abs().max().item<double>() <= std::sqrt(6.0 / 108));
+  Tensor vector = zeros({3});
+  CHECK_THROWS_WITH(nn::init::kaiming_uniform_(vector), "Fan in and fan out can not be computed for tensor with fewer than 2 dimensions");
+  Tensor lp = log_softmax(tensor({1, 2, 3, 1, 1, 1}, {2, 3}, kFloat64), 1);
+  CHECK(nn::NLLLoss()(lp, tensor({2, 0}, kInt64)).item<double>() ==
+        Approx(-(std::log(std::exp(3.0) / (std::exp(1.0) + std::exp(2.0) + std::exp(3.0))) + std::log(1.0 / 3)) / 2));
+  // BCE of logit 0 is log 2 whatever the target; a large logit does not overflow.
+  CHECK(nn::BCEWithLogitsLoss()(zeros({4}), tensor({0, 1, 0.5, 1})).item<double>() == Approx(std::log(2.0)));
+  CHECK(nn::BCEWithLogitsLoss()(tensor({1000}), tensor({1})).item<double>() == Approx(0).margin(1e-6));
+  CHECK(gradcheck_error([](auto& v) { return nn::BCEWithLogitsLoss()(v[0], v[1].sigmoid()); }, {r({5}), r({5})}) < 1e-6);
+}

@@ -40,6 +40,7 @@ Tensor& Tensor::requires_grad_(bool r) {
   if (r && !is_floating_point())
     throw AutogradError("only Tensors of floating point dtype can require gradients (got " +
                         std::string(type_name(dtype())) + ")");
+  if (!is_leaf() && r) return *this;  // a computed tensor already requires grad: nothing to change
   if (!is_leaf())
     throw AutogradError("you can only change requires_grad flags of leaf variables. If you want to use a computed "
                         "variable in a subgraph that doesn't require differentiation use var_no_grad = var.detach().");
@@ -166,7 +167,20 @@ Tensor sum_to(const Tensor& grad, const Shape& shape) {
   return r.reshape(shape);
 }
 
+void record_overwrite(Tensor& self, const char* name) {
+  if (!GradMode::is_enabled() || !self.grad_fn()) return;
+  Tensor history = detail::as_strided_alias(self, self.sizes(), self.strides(), self.storage_offset());
+  history.unsafe_impl()->grad_fn = self.grad_fn();
+  record(self, name, {history}, [](const Tensor& g, const Node&) { return std::vector<Tensor>{zeros_like(g)}; });
+}
+
 void check_inplace(const Tensor& self) {
+  // An expanded dim (stride 0) makes several elements one memory location: writing them
+  // all would write it several times (PyTorch's internal-overlap check).
+  for (std::int64_t d = 0; d < self.dim(); ++d)
+    if (self.stride(d) == 0 && self.size(d) > 1)
+      throw Error("unsupported operation: more than one element of the written-to tensor refers to a single memory "
+                  "location. Please clone() the tensor before performing the operation.");
   if (!GradMode::is_enabled()) return;
   TensorImpl* impl = self.unsafe_impl();
   if (impl->view_base) {

@@ -115,7 +115,7 @@ Tensor randperm(std::int64_t n, TensorOptions o) {
 namespace {
 // Fills `t` in place from the generator: a random draw overwrites its history.
 template <class Draw>
-Tensor& fill_random(Tensor& t, Draw&& draw) {
+Tensor& fill_random(Tensor& t, const char* node, Draw&& draw) {
   autograd::check_inplace(t);
   Tensor values = make_tensor(t.sizes(), kFloat64, t.device());
   {
@@ -125,7 +125,7 @@ Tensor& fill_random(Tensor& t, Draw&& draw) {
   }
   copy_into(t, values);
   t.storage()->bump_version();
-  if (GradMode::is_enabled() && t.grad_fn()) t.unsafe_impl()->grad_fn = nullptr;
+  autograd::record_overwrite(t, node);
   return t;
 }
 }  // namespace
@@ -133,20 +133,20 @@ Tensor& fill_random(Tensor& t, Draw&& draw) {
 Tensor& Tensor::uniform_(double from, double to) {
   MEMLENS_API_ENTRY();
   std::uniform_real_distribution<double> dist(from, to);
-  return fill_random(*this, [&](std::mt19937_64& g) { return dist(g); });
+  return fill_random(*this, "UniformBackward0", [&](std::mt19937_64& g) { return dist(g); });
 }
 
 Tensor& Tensor::normal_(double mean, double std) {
   MEMLENS_API_ENTRY();
   std::normal_distribution<double> dist(mean, std);
-  return fill_random(*this, [&](std::mt19937_64& g) { return dist(g); });
+  return fill_random(*this, "NormalBackward0", [&](std::mt19937_64& g) { return dist(g); });
 }
 
 Tensor& Tensor::bernoulli_(double p) {
   MEMLENS_API_ENTRY();
   if (!(p >= 0 && p <= 1)) throw Error("bernoulli_ expects p to be in [0, 1], but got p=" + std::to_string(p));
   std::bernoulli_distribution dist(p);
-  return fill_random(*this, [&](std::mt19937_64& g) { return dist(g) ? 1.0 : 0.0; });
+  return fill_random(*this, "BernoulliBackward0", [&](std::mt19937_64& g) { return dist(g) ? 1.0 : 0.0; });
 }
 
 Tensor empty(Shape sizes, TensorOptions o) { MEMLENS_API_ENTRY(); return finish(fresh(sizes, o), o); }

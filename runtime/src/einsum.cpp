@@ -96,6 +96,65 @@ Term contract(const Term& a, const Term& b, const std::string& keep) {
   return {x.bmm(y).reshape(out_shape), batch + a_only + b_only};
 }
 
+// The subscripts of each operand: the left side split at its commas.
+std::vector<std::string> operand_subscripts(const std::string& lhs) {
+  std::vector<std::string> inputs;
+  for (std::size_t start = 0;;) {
+    auto comma = lhs.find(',', start);
+    inputs.push_back(lhs.substr(start, comma - start));
+    if (comma == std::string::npos) return inputs;
+    start = comma + 1;
+  }
+}
+
+// "..." stands for the dims no letter names, right-aligned across operands so they
+// broadcast, as PyTorch's: each becomes a letter the equation does not use. Without an
+// output, the ellipsis dims come first in it, then the letters used once.
+std::string expand_ellipsis(const std::string& eq, const std::vector<Tensor>& operands) {
+  const auto arrow = eq.find("->");
+  std::string lhs = eq.substr(0, arrow), rhs = arrow == std::string::npos ? "" : eq.substr(arrow + 2);
+  std::vector<std::string> inputs = operand_subscripts(lhs);
+  std::string unused;
+  for (char c = 'a'; c <= 'z'; ++c)
+    if (eq.find(c) == std::string::npos) unused.push_back(c);
+  for (char c = 'A'; c <= 'Z'; ++c)
+    if (eq.find(c) == std::string::npos) unused.push_back(c);
+  std::vector<std::int64_t> spans(inputs.size(), 0);
+  std::int64_t widest = 0;
+  for (std::size_t i = 0; i < inputs.size() && i < operands.size(); ++i) {
+    auto at = inputs[i].find("...");
+    if (at == std::string::npos) continue;
+    if (inputs[i].find("...", at + 3) != std::string::npos)
+      throw Error("einsum(): found more than one '...' in the equation for operand " + std::to_string(i));
+    spans[i] = operands[i].dim() - static_cast<std::int64_t>(inputs[i].size() - 3);
+    if (spans[i] < 0)
+      throw ShapeError("einsum(): the number of subscripts in the equation (" + std::to_string(inputs[i].size() - 3) +
+                       ") is more than the number of dimensions (" + std::to_string(operands[i].dim()) + ") for operand " +
+                       std::to_string(i));
+    widest = std::max(widest, spans[i]);
+  }
+  if (widest > static_cast<std::int64_t>(unused.size())) throw Error("einsum(): too many dims under '...'");
+  const std::string all = unused.substr(0, static_cast<std::size_t>(widest));
+  std::string out_lhs;
+  for (std::size_t i = 0; i < inputs.size(); ++i) {
+    std::string in = inputs[i];
+    if (auto at = in.find("..."); at != std::string::npos)
+      in.replace(at, 3, all.substr(static_cast<std::size_t>(widest - spans[i])));
+    out_lhs += (i ? "," : "") + in;
+  }
+  if (arrow == std::string::npos) {
+    std::map<char, int> counts;
+    for (char c : out_lhs)
+      if (c != ',' && all.find(c) == std::string::npos) ++counts[c];
+    std::string once;
+    for (auto& [c, n] : counts)
+      if (n == 1) once.push_back(c);
+    return out_lhs + "->" + all + once;
+  }
+  if (auto at = rhs.find("..."); at != std::string::npos) rhs.replace(at, 3, all);
+  return out_lhs + "->" + rhs;
+}
+
 }  // namespace
 
 Tensor einsum(const std::string& equation, const std::vector<Tensor>& operands) {
@@ -103,17 +162,10 @@ Tensor einsum(const std::string& equation, const std::vector<Tensor>& operands) 
   std::string eq;
   for (char c : equation)
     if (c != ' ') eq.push_back(c);
-  if (eq.find("...") != std::string::npos)
-    throw Error("einsum(): memlens does not support '...' in equations yet: " + equation);
+  if (eq.find("...") != std::string::npos) eq = expand_ellipsis(eq, operands);
   auto arrow = eq.find("->");
   std::string lhs = eq.substr(0, arrow);
-  std::vector<std::string> inputs;
-  for (std::size_t start = 0;;) {
-    auto comma = lhs.find(',', start);
-    inputs.push_back(lhs.substr(start, comma - start));
-    if (comma == std::string::npos) break;
-    start = comma + 1;
-  }
+  std::vector<std::string> inputs = operand_subscripts(lhs);
   if (inputs.size() != operands.size())
     throw Error(std::string("einsum(): ") + (inputs.size() < operands.size() ? "more" : "fewer") +
                 " operands were provided than specified in the equation: " + equation);

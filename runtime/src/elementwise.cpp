@@ -603,7 +603,7 @@ Tensor& Tensor::fill_(Scalar v) {
                         });
   });
   storage()->bump_version();
-  if (GradMode::is_enabled() && grad_fn()) unsafe_impl()->grad_fn = nullptr;  // history overwritten
+  autograd::record_overwrite(*this, "FillBackward0");
   return *this;
 }
 Tensor& Tensor::zero_() { MEMLENS_API_ENTRY(); return fill_(0); }

@@ -60,6 +60,8 @@ Tensor apply_index(const Tensor& self, const std::vector<TensorIndex>& idx) {
     return out.masked_select(index);
   }
   if (index.dim() != 1) throw IndexError("memlens: tensor indices must be 1-D, got shape " + shape_str(index.sizes()));
+  // Indexing counts negative positions from the end (index_select does not).
+  if (index.numel() > 0 && index.min().item<std::int64_t>() < 0) index = where(index.lt(0), index + out.size(dim), index);
   return out.index_select(dim, index);
 }
 
@@ -106,10 +108,9 @@ Tensor Tensor::index_select(std::int64_t d, const Tensor& index) const {
   Tensor out = make_tensor(out_shape, dtype(), device());
   for (std::int64_t k = 0; k < idx.numel(); ++k) {
     std::int64_t i = ip[k];
-    if (i < -n || i >= n)
+    if (i < 0 || i >= n)  // no wrapping of negative indices, as PyTorch's index_select
       throw IndexError("index out of range in self (index " + std::to_string(i) + " for dimension " +
                        std::to_string(d) + " with size " + std::to_string(n) + ")");
-    if (i < 0) i += n;
     if (dim() == 0) copy_into(out, *this);
     else copy_into(as_strided_alias(out, out.sizes(), out.strides(), 0).select(d, k), select(d, i));
   }
@@ -198,24 +199,30 @@ Tensor Tensor::gather(std::int64_t d, const Tensor& index) const {
   });
   trace.done("gather", {this, &index}, out);
   autograd::record(out, "GatherBackward0", {*this}, [in = sizes(), d, index](const Tensor& g, const Node&) {
-    // Scatter-add into a fresh gradient: an element picked twice gets both.
-    Tensor gi = zeros(in, TensorOptions(g.dtype()).device(g.device()));
-    const Shape gi_strides = contiguous_strides(in);
-    const auto* ip = static_cast<const std::int64_t*>(index.raw_data());
-    dispatch(g.dtype(), [&](auto t) {
-      using T = decltype(t);
-      if constexpr (!std::is_same_v<T, bool>) {
-        const T* gp = static_cast<const T*>(g.raw_data());
-        T* dst = static_cast<T*>(gi.raw_data());
-        for_each_coordinate(index.sizes(), [&](std::int64_t, const Shape& at) {
-          dst[gathered_at(at, d, ip[offset_of(at, index.strides())], gi_strides)] += gp[offset_of(at, g.strides())];
-        });
-      }
-    });
-    return Grads{gi};
+    return Grads{scatter_add(in, d, index, g)};
   });
   return out;
 }
+
+namespace detail {
+Tensor scatter_add(const Shape& shape, std::int64_t d, const Tensor& index, const Tensor& values) {
+  // Into a fresh tensor: an element picked twice gets both.
+  Tensor out = zeros(shape, TensorOptions(values.dtype()).device(values.device()));
+  const Shape out_strides = contiguous_strides(shape);
+  const auto* ip = static_cast<const std::int64_t*>(index.raw_data());
+  dispatch(values.dtype(), [&](auto t) {
+    using T = decltype(t);
+    if constexpr (!std::is_same_v<T, bool>) {
+      const T* vp = static_cast<const T*>(values.raw_data());
+      T* dst = static_cast<T*>(out.raw_data());
+      for_each_coordinate(index.sizes(), [&](std::int64_t, const Shape& at) {
+        dst[gathered_at(at, d, ip[offset_of(at, index.strides())], out_strides)] += vp[offset_of(at, values.strides())];
+      });
+    }
+  });
+  return out;
+}
+}  // namespace detail
 
 Tensor Tensor::masked_select(const Tensor& mask) const {
   MEMLENS_API_ENTRY();

@@ -233,6 +233,63 @@ Tensor Sequential::forward(const Tensor& x) {
   return h;
 }
 
+namespace init {
+namespace {
+// fan_in and fan_out of a weight [out, in, kernel...], as torch.nn.init computes them.
+std::pair<double, double> fans(const Tensor& t) {
+  if (t.dim() < 2) throw ShapeError("Fan in and fan out can not be computed for tensor with fewer than 2 dimensions");
+  double receptive = 1;
+  for (std::int64_t d = 2; d < t.dim(); ++d) receptive *= static_cast<double>(t.size(d));
+  return {static_cast<double>(t.size(1)) * receptive, static_cast<double>(t.size(0)) * receptive};
+}
+}  // namespace
+
+Tensor& kaiming_uniform_(Tensor& t, double a) {
+  MEMLENS_API_ENTRY();
+  NoGradGuard guard;
+  double bound = std::sqrt(2.0 / (1 + a * a)) * std::sqrt(3.0 / fans(t).first);
+  return t.uniform_(-bound, bound);
+}
+
+Tensor& xavier_uniform_(Tensor& t, double gain) {
+  MEMLENS_API_ENTRY();
+  NoGradGuard guard;
+  auto [in, out] = fans(t);
+  double bound = gain * std::sqrt(6.0 / (in + out));
+  return t.uniform_(-bound, bound);
+}
+
+Tensor& zeros_(Tensor& t) {
+  MEMLENS_API_ENTRY();
+  NoGradGuard guard;
+  return t.zero_();
+}
+
+Tensor& ones_(Tensor& t) {
+  MEMLENS_API_ENTRY();
+  NoGradGuard guard;
+  return t.fill_(1);
+}
+}  // namespace init
+
+Tensor NLLLoss::operator()(const Tensor& log_probs, const Tensor& target) const {
+  MEMLENS_API_ENTRY();
+  if (log_probs.dim() != 2) throw ShapeError("NLLLoss: expected input of shape (N, C), got " + shape_str(log_probs.sizes()));
+  if (target.dtype() != kInt64 || target.sizes() != Shape{log_probs.size(0)})
+    throw TypeError("NLLLoss: expected target of dtype int64 and shape [" + std::to_string(log_probs.size(0)) + "]");
+  if (target.numel() > 0 && (target.min().item<std::int64_t>() < 0 || target.max().item<std::int64_t>() >= log_probs.size(1)))
+    throw IndexError("NLLLoss: Target is out of bounds (" + std::to_string(log_probs.size(1)) + " classes).");
+  return -log_probs.gather(1, target.unsqueeze(1)).sum() / static_cast<double>(std::max<std::int64_t>(log_probs.size(0), 1));
+}
+
+Tensor BCEWithLogitsLoss::operator()(const Tensor& logits, const Tensor& target) const {
+  MEMLENS_API_ENTRY();
+  if (logits.sizes() != target.sizes())
+    throw ShapeError("Target size (" + shape_str(target.sizes()) + ") must be the same as input size (" +
+                     shape_str(logits.sizes()) + ")");
+  return (logits.clamp(0) - logits * target + ((-logits.abs()).exp() + 1).log()).mean();
+}
+
 Tensor MSELoss::operator()(const Tensor& input, const Tensor& target) const {
   MEMLENS_API_ENTRY();
   if (autocast::is_enabled()) {  // a loss runs in float32
@@ -248,14 +305,20 @@ Tensor MSELoss::operator()(const Tensor& input, const Tensor& target) const {
 
 Tensor CrossEntropyLoss::operator()(const Tensor& logits, const Tensor& target) const {
   MEMLENS_API_ENTRY();
-  if (logits.dim() != 2) throw ShapeError("CrossEntropyLoss: expected logits of shape (N, C), got " + shape_str(logits.sizes()));
+  if (logits.dim() != 1 && logits.dim() != 2)
+    throw ShapeError("CrossEntropyLoss: expected logits of shape (N, C) or (C), got " + shape_str(logits.sizes()));
+  const bool batched = logits.dim() == 2;
+  const std::int64_t class_dim = batched ? 1 : 0, classes = logits.size(class_dim);
+  const double rows = batched ? static_cast<double>(logits.size(0)) : 1.0;
+  // Class probabilities (a float target of the logits' shape): -sum(p * log_softmax), averaged over rows.
+  if (target.is_floating_point() && target.sizes() == logits.sizes())
+    return -(target * log_softmax(logits, class_dim)).sum() / rows;
   if (target.dtype() != kInt64)
-    throw TypeError("CrossEntropyLoss: expected target of dtype int64 (class indices), got " +
-                    std::string(type_name(target.dtype())));
-  if (target.dim() != 1 || target.size(0) != logits.size(0))
-    throw ShapeError("CrossEntropyLoss: expected target of shape [" + std::to_string(logits.size(0)) + "], got " +
-                     shape_str(target.sizes()));
-  std::int64_t classes = logits.size(1);
+    throw TypeError("CrossEntropyLoss: expected target of dtype int64 (class indices) or class probabilities of the "
+                    "logits' shape, got " + std::string(type_name(target.dtype())) + " " + shape_str(target.sizes()));
+  Shape want = batched ? Shape{logits.size(0)} : Shape{};
+  if (target.sizes() != want)
+    throw ShapeError("CrossEntropyLoss: expected target of shape " + shape_str(want) + ", got " + shape_str(target.sizes()));
   if (target.numel() > 0) {
     std::int64_t lo = target.min().item<std::int64_t>(), hi = target.max().item<std::int64_t>();
     if (lo < 0 || hi >= classes)
@@ -264,8 +327,9 @@ Tensor CrossEntropyLoss::operator()(const Tensor& logits, const Tensor& target) 
   }
   // The target's log-probability picked from each row, as PyTorch's nll_loss does: no
   // batch-by-classes one-hot is ever built.
-  Tensor logp = log_softmax(logits, 1);
-  return -logp.gather(1, target.unsqueeze(1)).sum() / static_cast<double>(logits.size(0));
+  Tensor logp = log_softmax(batched ? logits : logits.unsqueeze(0), 1);
+  Tensor picked = logp.gather(1, (batched ? target : target.reshape({1})).unsqueeze(1));
+  return -picked.sum() / rows;
 }
 
 }  // namespace memlens::nn

@@ -132,17 +132,20 @@ std::tuple<Tensor, Tensor> extreme(const Tensor& t, std::optional<std::int64_t> 
 }
 
 // Gradient of max/min: shared evenly among the positions holding the extreme value.
-void record_extreme(Tensor& values, const Tensor& input, std::optional<std::int64_t> dim, bool keepdim, const char* name) {
+// Gradient of max/min: over the whole tensor, shared evenly among the positions holding
+// the extreme value; along a dim, to the index returned (PyTorch's rules both).
+void record_extreme(Tensor& values, const Tensor& input, std::optional<std::int64_t> dim, bool keepdim, const char* name,
+                    const Tensor& indices = Tensor()) {
+  if (dim) {
+    autograd::record(values, name, {input}, [in = input.sizes(), d = *dim, keepdim, indices](const Tensor& g, const Node&) {
+      return Grads{scatter_add(in, d, keepdim ? indices : indices.unsqueeze(d), keepdim ? g : g.unsqueeze(d))};
+    });
+    return;
+  }
   autograd::record(values, name, {input},
-                   [in = SavedTensor(input), v = SavedTensor(values, true), dim, keepdim](const Tensor& g, const Node& n) {
-                     Tensor x = in.unpack(n), val = v.unpack(n), gk = g;
-                     if (dim && !keepdim) {
-                       val = val.unsqueeze(*dim);
-                       gk = gk.unsqueeze(*dim);
-                     }
-                     Tensor hit = x.eq(val).to(g.dtype());
-                     Tensor count = dim ? hit.sum({*dim}, true) : hit.sum();
-                     return Grads{gk * hit / count};
+                   [in = SavedTensor(input), v = SavedTensor(values, true)](const Tensor& g, const Node& n) {
+                     Tensor hit = in.unpack(n).eq(v.unpack(n)).to(g.dtype());
+                     return Grads{g * hit / hit.sum()};
                    });
 }
 
@@ -196,14 +199,14 @@ std::tuple<Tensor, Tensor> Tensor::max(std::int64_t d, bool keepdim) const {
   MEMLENS_API_ENTRY();
   d = wrap_dim(d, dim());
   auto [v, i] = extreme(*this, d, keepdim, true, "max");
-  record_extreme(v, *this, d, keepdim, "MaxBackward0");
+  record_extreme(v, *this, d, keepdim, "MaxBackward0", i);
   return {v, i};
 }
 std::tuple<Tensor, Tensor> Tensor::min(std::int64_t d, bool keepdim) const {
   MEMLENS_API_ENTRY();
   d = wrap_dim(d, dim());
   auto [v, i] = extreme(*this, d, keepdim, false, "min");
-  record_extreme(v, *this, d, keepdim, "MinBackward0");
+  record_extreme(v, *this, d, keepdim, "MinBackward0", i);
   return {v, i};
 }
 Tensor Tensor::argmax() const { MEMLENS_API_ENTRY(); return std::get<1>(extreme(*this, std::nullopt, false, true, "argmax")); }

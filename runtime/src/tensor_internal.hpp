@@ -69,6 +69,9 @@ Tensor triangle_mask(std::int64_t rows, std::int64_t cols, std::int64_t diagonal
 // no copy of a strided batch); the result's memory holds its dims in `memory_order`
 // (a permutation of its dims; empty: contiguous), as attention kernels lay out [B, T, H, D].
 Tensor batched_matmul(const Tensor& a, const Tensor& b, const Shape& memory_order = {});
+// A zero tensor of `shape` with values[at] added at the position index[at] names along
+// dim d (gather's backward; max(dim)'s, to the index it returned).
+Tensor scatter_add(const Shape& shape, std::int64_t d, const Tensor& index, const Tensor& values);
 // Copies `src` into `dst` elementwise with dtype conversion; shapes must match after
 // broadcasting `src` to `dst`. No autograd, no version bump.
 void copy_into(const Tensor& dst, const Tensor& src);

@@ -257,8 +257,8 @@ Tensor Tensor::narrow(std::int64_t d, std::int64_t start, std::int64_t length) c
   std::int64_t n = size(d);
   if (start < 0) start += n;
   if (start < 0 || length < 0 || start + length > n)
-    throw IndexError("start (" + std::to_string(start) + ") + length (" + std::to_string(length) +
-                     ") exceeds dimension size (" + std::to_string(n) + ").");
+    throw Error("start (" + std::to_string(start) + ") + length (" + std::to_string(length) +  // a RuntimeError in PyTorch
+                ") exceeds dimension size (" + std::to_string(n) + ").");
   return slice(d, start, start + length);
 }
 

@@ -129,6 +129,10 @@ Edge gradient_edge(const Tensor& t);
 void backward(const Tensor& root, const Tensor& grad, bool retain_graph);
 // Reduce `grad` to `shape` by summing the broadcast dimensions.
 Tensor sum_to(const Tensor& grad, const Shape& shape);
+// After an in-place op overwrote every element of a tensor with history: it keeps
+// requiring grad, through a node `name` that sends that history a zero gradient (PyTorch's
+// FillBackward0). Does nothing for a tensor without history or with grad mode off.
+void record_overwrite(Tensor& self, const char* name);
 // Refuse an in-place write into `self` that autograd cannot allow; called by every
 // in-place op before it writes.
 void check_inplace(const Tensor& self);

@@ -193,6 +193,29 @@ class Sequential : public Module {
 // (PyTorch's clip_grad_norm_); returns the total norm before clipping.
 double clip_grad_norm_(const std::vector<Tensor>& parameters, double max_norm, double norm_type = 2.0);
 
+// Parameter initialisation in place (torch.nn.init), from the seeded generator: uniform
+// within the bound of Kaiming He (bound = gain * sqrt(3 / fan_in), gain = sqrt(2 / (1 + a^2)))
+// or of Glorot and Bengio (bound = gain * sqrt(6 / (fan_in + fan_out))).
+namespace init {
+Tensor& kaiming_uniform_(Tensor& t, double a = 0);
+Tensor& xavier_uniform_(Tensor& t, double gain = 1);
+Tensor& zeros_(Tensor& t);
+Tensor& ones_(Tensor& t);
+}  // namespace init
+
+// The negative log-likelihood of class indices, given log-probabilities [N, C]; mean over N.
+class NLLLoss {
+ public:
+  Tensor operator()(const Tensor& log_probs, const Tensor& target) const;
+};
+
+// Binary cross-entropy of logits against targets in [0, 1] of the same shape, computed
+// stably (max(x, 0) - x y + log(1 + exp(-|x|))); mean over elements.
+class BCEWithLogitsLoss {
+ public:
+  Tensor operator()(const Tensor& logits, const Tensor& target) const;
+};
+
 class MSELoss {
  public:
   Tensor operator()(const Tensor& input, const Tensor& target) const;
