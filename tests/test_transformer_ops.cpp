@@ -1,8 +1,12 @@
 // The ops, modules and training tools a transformer or a CNN needs (issue 17): values
 // against closed forms, gradients against finite differences, and the memory each keeps
 // for backward against what PyTorch's keeps.
+#include <unistd.h>
+
 #include <catch2/catch.hpp>
 #include <cmath>
+#include <filesystem>
+#include <fstream>
 #include <memlens/runtime.hpp>
 
 #include "gradcheck.hpp"
@@ -329,4 +333,53 @@ TEST_CASE("initialisation bounds; NLLLoss and BCEWithLogitsLoss values") {
   CHECK(nn::BCEWithLogitsLoss()(zeros({4}), tensor({0, 1, 0.5, 1})).item<double>() == Approx(std::log(2.0)));
   CHECK(nn::BCEWithLogitsLoss()(tensor({1000}), tensor({1})).item<double>() == Approx(0).margin(1e-6));
   CHECK(gradcheck_error([](auto& v) { return nn::BCEWithLogitsLoss()(v[0], v[1].sigmoid()); }, {r({5}), r({5})}) < 1e-6);
+}
+
+TEST_CASE("learning-rate schedules") {
+  Tensor p = zeros({1}, TensorOptions().requires_grad(true));
+  optim::SGD sgd({p}, 0.1);
+  optim::StepLR step(sgd, 2, 0.5);
+  std::vector<double> rates;
+  for (int i = 0; i < 5; ++i) step.step(), rates.push_back(sgd.lr());
+  CHECK(rates == std::vector<double>{0.1, 0.05, 0.05, 0.025, 0.025});
+  optim::Adam adam({p}, {.lr = 1.0});
+  optim::CosineAnnealingLR cosine(adam, 4, 0.0);
+  cosine.step();
+  CHECK(adam.lr() == Approx((1 + std::cos(std::numbers::pi / 4)) / 2));
+  cosine.step(), cosine.step(), cosine.step();
+  CHECK(cosine.last_lr() == Approx(0).margin(1e-12));
+  CHECK_THROWS_WITH(optim::StepLR(sgd, 0), "StepLR: step_size must be positive, got 0");
+}
+
+TEST_CASE("state_dict, save and load: round trip, buffers, refusals that change nothing") {
+  auto path = (std::filesystem::temp_directory_path() / ("memlens-state-" + std::to_string(::getpid()))).string();
+  manual_seed(15);
+  nn::Sequential a{std::make_shared<nn::Linear>(4, 3), std::make_shared<nn::BatchNorm2d>(3)};
+  auto names = a.state_dict();
+  REQUIRE(names.size() == 6);  // weight, bias, bn weight, bn bias, running_mean, running_var
+  CHECK(names[4].first == "1.running_mean");
+  names[4].second.fill_(7);  // a buffer's value travels too
+  nn::save(a, path);
+  nn::Sequential b{std::make_shared<nn::Linear>(4, 3), std::make_shared<nn::BatchNorm2d>(3)};
+  nn::load(b, path);
+  for (std::size_t i = 0; i < names.size(); ++i) CHECK(equal(b.state_dict()[i].second, names[i].second));
+  CHECK(b.state_dict()[0].second.requires_grad());  // still a parameter
+  nn::Sequential wrong{std::make_shared<nn::Linear>(4, 5), std::make_shared<nn::BatchNorm2d>(5)};
+  Tensor before = wrong.state_dict()[0].second.clone();
+  CHECK_THROWS_WITH(nn::load(wrong, path), path + ": size mismatch for 0.weight: copying a param with shape [3, 4] from "
+                                                  "checkpoint, the shape in current model is [5, 4].");
+  CHECK(equal(wrong.state_dict()[0].second, before));  // nothing copied
+  // A damaged file is refused with one line, and the model is untouched.
+  std::string bytes;
+  {
+    std::ifstream f(path, std::ios::binary);
+    bytes.assign(std::istreambuf_iterator<char>(f), std::istreambuf_iterator<char>());
+  }
+  std::ofstream(path, std::ios::binary | std::ios::trunc).write(bytes.data(), static_cast<std::streamsize>(bytes.size() / 2));
+  CHECK_THROWS_WITH(nn::load(b, path), path + ": not a memlens state file (truncated)");
+  std::ofstream(path, std::ios::binary | std::ios::trunc) << "PK\\x03\\x04 a zip";
+  CHECK_THROWS_WITH(nn::load(b, path), path + ": not a memlens state file (bad magic)");
+  CHECK_THROWS_WITH(nn::load(b, path + ".none"), path + ".none: cannot open the state file");
+  CHECK_THROWS_WITH(nn::save(a, "/proc/no/such/dir/state"), "/proc/no/such/dir/state: cannot write the state file");
+  std::filesystem::remove(path);
 }

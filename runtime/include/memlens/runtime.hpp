@@ -6,6 +6,7 @@
 #include "memlens/runtime/device.hpp"
 #include "memlens/runtime/dtype.hpp"
 #include "memlens/runtime/errors.hpp"
+#include "memlens/runtime/lr_scheduler.hpp"
 #include "memlens/runtime/memory.hpp"
 #include "memlens/runtime/nn.hpp"
 #include "memlens/runtime/nn_functional.hpp"

@@ -19,6 +19,8 @@ class Module {
   // Every parameter of this module and its children, in registration order.
   std::vector<Tensor> parameters() const;
   std::vector<std::pair<std::string, Tensor>> named_parameters() const;
+  // Parameters and buffers by dotted name ("block0.ln1.weight"), what save() writes.
+  std::vector<std::pair<std::string, Tensor>> state_dict() const;
   void zero_grad();
   // Moves parameters to `d` (a real copy when the device differs), as Module::to.
   void to(const Device& d);
@@ -215,6 +217,13 @@ class BCEWithLogitsLoss {
  public:
   Tensor operator()(const Tensor& logits, const Tensor& target) const;
 };
+
+// A module's state_dict to a file and back (torch.save / load_state_dict). load() checks
+// every name, dtype and shape before it copies anything, so a wrong file leaves the module
+// as it was; save() writes a new file beside the target and renames it, so a failed save
+// leaves no partial file.
+void save(const Module& module, const std::string& path);
+void load(Module& module, const std::string& path);
 
 class MSELoss {
  public:

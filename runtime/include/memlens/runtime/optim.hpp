@@ -14,6 +14,9 @@ class Optimizer {
   // Drops the gradients (PyTorch's default set_to_none=True frees their memory).
   void zero_grad(bool set_to_none = true);
   const std::vector<Tensor>& parameters() const { return params_; }
+  // The learning rate, which a scheduler changes between steps.
+  virtual double lr() const = 0;
+  virtual void set_lr(double lr) = 0;
 
  protected:
   std::vector<Tensor> params_;
@@ -30,6 +33,8 @@ class SGD : public Optimizer {
   SGD(std::vector<Tensor> params, SGDOptions options);
   SGD(std::vector<Tensor> params, double lr) : SGD(std::move(params), SGDOptions{lr}) {}
   void step() override;
+  double lr() const override { return opt_.lr; }
+  void set_lr(double lr) override { opt_.lr = lr; }
 
  private:
   SGDOptions opt_;
@@ -47,6 +52,8 @@ class Adam : public Optimizer {
  public:
   Adam(std::vector<Tensor> params, AdamOptions options = {});
   void step() override;
+  double lr() const override { return opt_.lr; }
+  void set_lr(double lr) override { opt_.lr = lr; }
 
  protected:
   // AdamW's: weight decay shrinks the parameter itself instead of joining the gradient.
