@@ -126,9 +126,9 @@ void load(Module& module, const std::string& path) {
                       " in the file, " + std::string(dtype_repr(t.dtype())) + " in the model");
   }
   if (read.size() != state.size())
-    for (auto& [name, t] : read)
-      if (std::none_of(state.begin(), state.end(), [&](auto& e) { return e.first == name; }))
-        throw Error(path + ": Unexpected key in state_dict: \"" + name + "\"");
+    for (const auto& entry : read)
+      if (std::none_of(state.begin(), state.end(), [&](auto& e) { return e.first == entry.first; }))
+        throw Error(path + ": Unexpected key in state_dict: \"" + entry.first + "\"");
   NoGradGuard no_grad;
   for (auto& [name, t] : state) Tensor(t).copy_(read.at(name));
 }
