@@ -459,3 +459,18 @@ TEST_CASE("random tensors are recorded as ops, at the caller's line like their a
   CHECK(r.site_location(op_site) == r.site_location(alloc_site));
   std::remove(path.c_str());
 }
+
+TEST_CASE("an embedding lookup is one op: no view or op event per row, forward or backward") {
+  std::string path = temp_trace("embedding");
+  nn::Embedding table(100, 16);
+  Tensor ids = randint(0, 100, {256});
+  start(path);
+  table(ids).sum().backward();
+  stop();
+  TraceReader r(path);
+  auto count = [&](EventKind k) { return r.totals().by_kind[static_cast<std::size_t>(k)]; };
+  // 256 rows picked and their gradients added back: a handful of events, not hundreds.
+  CHECK(count(EventKind::View) < 10);
+  CHECK(count(EventKind::Op) < 20);
+  std::remove(path.c_str());
+}

@@ -92,6 +92,31 @@ Tensor& Tensor::index_put_(const std::vector<TensorIndex>& idx, Scalar value) {
   return *this;
 }
 
+namespace {
+// Slice i along dim d as an alias: the op's own access, so no view is recorded (a view
+// event per row would fill the trace and the storage's view chain).
+Tensor slice_alias(const Tensor& t, std::int64_t d, std::int64_t i) {
+  Shape sizes = t.sizes(), strides = t.strides();
+  sizes.erase(sizes.begin() + d);
+  strides.erase(strides.begin() + d);
+  return as_strided_alias(t, sizes, strides, t.storage_offset() + i * t.stride(d));
+}
+
+// dst += src, elementwise over one shape, in place (no tensor made per row).
+void accumulate_into(const Tensor& dst, const Tensor& src) {
+  dispatch(dst.dtype(), [&](auto tag) {
+    using T = decltype(tag);
+    if constexpr (!std::is_same_v<T, bool>)
+      for_each_strided<2>(dst.sizes(), {data_bytes(dst), data_bytes(src)}, {&dst.strides(), &src.strides()},
+                          {static_cast<std::int64_t>(sizeof(T)), static_cast<std::int64_t>(sizeof(T))},
+                          [](std::array<char*, 2> p, std::array<std::int64_t, 2> st, std::int64_t n) {
+                            for (std::int64_t i = 0; i < n; ++i)
+                              *reinterpret_cast<T*>(p[0] + i * st[0]) += *reinterpret_cast<const T*>(p[1] + i * st[1]);
+                          });
+  });
+}
+}  // namespace
+
 Tensor Tensor::index_select(std::int64_t d, const Tensor& index) const {
   MEMLENS_API_ENTRY();
   check_same_device(*this, index, "index_select");
@@ -112,19 +137,15 @@ Tensor Tensor::index_select(std::int64_t d, const Tensor& index) const {
       throw IndexError("index out of range in self (index " + std::to_string(i) + " for dimension " +
                        std::to_string(d) + " with size " + std::to_string(n) + ")");
     if (dim() == 0) copy_into(out, *this);
-    else copy_into(as_strided_alias(out, out.sizes(), out.strides(), 0).select(d, k), select(d, i));
+    else copy_into(slice_alias(out, d, k), slice_alias(*this, d, i));
   }
   emit_copy(*this, out, instrument::CopyReason::Index);
   trace.done("index_select", {this, &index}, out);
   autograd::record(out, "IndexSelectBackward0", {*this}, [in = sizes(), d, idx](const Tensor& g, const Node&) {
     Tensor gi = zeros(in, TensorOptions(g.dtype()).device(g.device()));
     const auto* p = static_cast<const std::int64_t*>(idx.raw_data());
-    std::int64_t n = gi.dim() == 0 ? 1 : gi.size(d);
     for (std::int64_t k = 0; k < idx.numel(); ++k) {
-      std::int64_t i = p[k] < 0 ? p[k] + n : p[k];
-      Tensor dst = gi.dim() == 0 ? gi : gi.select(d, i);
-      Tensor src = g.dim() == 0 ? g : g.select(d, k);
-      copy_into(dst, dst + src);
+      accumulate_into(gi.dim() == 0 ? gi : slice_alias(gi, d, p[k]), g.dim() == 0 ? g : slice_alias(g, d, k));
     }
     return Grads{gi};
   });
