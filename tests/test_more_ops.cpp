@@ -196,3 +196,19 @@ TEST_CASE("einsum with an ellipsis") {
   CHECK_THROWS_WITH(einsum("...ijk->...", {row}),
                     "einsum(): the number of subscripts in the equation (3) is more than the number of dimensions (1) for operand 0");
 }
+
+TEST_CASE("scatter and index_add: values and gradients") {
+  Tensor z = zeros({2, 4}, kFloat64);
+  Tensor idx = tensor({1, 3, 0, 2}, {2, 2}, kInt64), src = tensor({5, 6, 7, 8}, {2, 2}, kFloat64);
+  CHECK(equal(z.scatter(1, idx, src), tensor({0, 5, 0, 6, 7, 0, 8, 0}, {2, 4}, kFloat64)));
+  CHECK(equal(z.index_add(1, tensor({3, 0, 3}, kInt64), ones({2, 3}, kFloat64), 2), tensor({2, 0, 0, 4, 2, 0, 0, 4}, {2, 4}, kFloat64)));
+  CHECK_THROWS_WITH(z.scatter(1, tensor({4, 0}, {1, 2}, kInt64), src),
+                    "scatter(): index 4 is out of bounds for dimension 1 with size 4");
+  CHECK_THROWS_WITH(z.index_add(0, tensor({2}, kInt64), ones({1, 4}, kFloat64)),
+                    "index_add(): index 2 is out of bounds for dimension 0 with size 2");
+  manual_seed(25);
+  Tensor w = r({2, 4});
+  CHECK(gradcheck_error([&](auto& v) { return (v[0].scatter(1, idx, v[1]) * w).sum(); }, {r({2, 4}), r({2, 2})}) < 1e-6);
+  CHECK(gradcheck_error([&](auto& v) { return (v[0].index_add(1, tensor({3, 0, 3}, kInt64), v[1], 0.5) * w).sum(); },
+                        {r({2, 4}), r({2, 3})}) < 1e-6);
+}

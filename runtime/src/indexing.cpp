@@ -225,6 +225,78 @@ Tensor Tensor::gather(std::int64_t d, const Tensor& index) const {
   return out;
 }
 
+Tensor Tensor::scatter(std::int64_t d, const Tensor& index, const Tensor& src) const {
+  MEMLENS_API_ENTRY();
+  check_same_device(*this, index, "scatter");
+  if (index.dtype() != kInt64)
+    throw TypeError("scatter(): Expected dtype int64 for index but got " + std::string(type_name(index.dtype())));
+  if (index.dim() != dim() || src.dim() != dim())
+    throw IndexError("scatter(): Index tensor must have the same number of dimensions as self tensor");
+  d = wrap_dim(d, dim());
+  for (std::int64_t k = 0; k < dim(); ++k)
+    if (index.size(k) > src.size(k) || (k != d && index.size(k) > size(k)))
+      throw IndexError("scatter(): Expected index " + shape_str(index.sizes()) + " to be smaller than self " +
+                       shape_str(sizes()) + " apart from dimension " + std::to_string(d) + " and to be smaller size than src " +
+                       shape_str(src.sizes()));
+  const auto* ip = static_cast<const std::int64_t*>(index.raw_data());
+  for_each_coordinate(index.sizes(), [&](std::int64_t, const Shape& at) {
+    std::int64_t i = ip[offset_of(at, index.strides())];
+    if (i < 0 || i >= size(d))
+      throw IndexError("scatter(): index " + std::to_string(i) + " is out of bounds for dimension " + std::to_string(d) +
+                       " with size " + std::to_string(size(d)));
+  });
+  OpTrace trace;
+  Tensor out = detail::layout_copy(*this, instrument::CopyReason::Clone);
+  Tensor values = cast(src, dtype());
+  dispatch(dtype(), [&](auto t) {
+    using T = decltype(t);
+    const T* vp = static_cast<const T*>(values.raw_data());
+    T* o = static_cast<T*>(out.raw_data());
+    for_each_coordinate(index.sizes(), [&](std::int64_t, const Shape& at) {
+      o[gathered_at(at, d, ip[offset_of(at, index.strides())], out.strides())] = vp[offset_of(at, values.strides())];
+    });
+  });
+  trace.done("scatter", {this, &index, &src}, out);
+  autograd::record(out, "ScatterBackward0", {*this, src}, [d, index](const Tensor& g, const Node& n) {
+    // Self's gradient is g where nothing was written; src's is g where each of its values went.
+    return Grads{n.needs_input_grad(0) ? g.scatter(d, index, zeros(index.sizes(), TensorOptions(g.dtype()).device(g.device())))
+                                       : Tensor(),
+                 n.needs_input_grad(1) ? g.gather(d, index) : Tensor()};
+  });
+  return out;
+}
+
+Tensor Tensor::index_add(std::int64_t d, const Tensor& index, const Tensor& source, Scalar alpha) const {
+  MEMLENS_API_ENTRY();
+  if (index.dtype() != kInt64 || index.dim() > 1)
+    throw IndexError("index_add(): Index is supposed to be a vector of dtype int64");
+  d = wrap_dim(d, dim());
+  Tensor idx = index.reshape({-1});
+  Shape want = sizes();
+  want[static_cast<std::size_t>(d)] = idx.numel();
+  if (source.sizes() != want)
+    throw ShapeError("index_add(): source " + shape_str(source.sizes()) + " must be " + shape_str(want));
+  Tensor ic = idx.contiguous();
+  const auto* ip = static_cast<const std::int64_t*>(ic.raw_data());
+  for (std::int64_t k = 0; k < ic.numel(); ++k)
+    if (ip[k] < 0 || ip[k] >= size(d))
+      throw IndexError("index_add(): index " + std::to_string(ip[k]) + " is out of bounds for dimension " + std::to_string(d) +
+                       " with size " + std::to_string(size(d)));
+  OpTrace trace;
+  Tensor out = detail::layout_copy(*this, instrument::CopyReason::Clone);
+  Tensor scaled = cast(source, dtype());
+  if (alpha.to_double() != 1) {
+    NoGradGuard no_grad;
+    scaled = scaled * alpha;
+  }
+  for (std::int64_t k = 0; k < ic.numel(); ++k) accumulate_into(slice_alias(out, d, ip[k]), slice_alias(scaled, d, k));
+  trace.done("index_add", {this, &index, &source}, out);
+  autograd::record(out, "IndexAddBackward0", {*this, source}, [d, ic, alpha](const Tensor& g, const Node& n) {
+    return Grads{g, n.needs_input_grad(1) ? g.index_select(d, ic) * alpha : Tensor()};
+  });
+  return out;
+}
+
 namespace detail {
 Tensor scatter_add(const Shape& shape, std::int64_t d, const Tensor& index, const Tensor& values) {
   // Into a fresh tensor: an element picked twice gets both.

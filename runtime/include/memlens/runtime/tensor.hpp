@@ -161,6 +161,11 @@ class Tensor {
   // a loss that picks one logit per row costs one small tensor, not a row of ops.
   Tensor gather(std::int64_t dim, const Tensor& index) const;
   Tensor masked_select(const Tensor& mask) const;
+  // A copy with src's values written where index points along dim (gather's inverse; a
+  // position written twice keeps one of them).
+  Tensor scatter(std::int64_t dim, const Tensor& index, const Tensor& src) const;
+  // A copy with alpha * source's slices added at the positions index lists along dim.
+  Tensor index_add(std::int64_t dim, const Tensor& index, const Tensor& source, Scalar alpha = 1) const;
   Tensor& index_put_(const std::vector<TensorIndex>& idx, const Tensor& value);
   Tensor& index_put_(const std::vector<TensorIndex>& idx, Scalar value);
 
