@@ -129,32 +129,27 @@ bool needs_grad(const std::vector<Tensor>& inputs) {
 
 Edge gradient_edge(const Tensor& t) {
   if (!t.requires_grad()) return {};
-  if (auto fn = t.grad_fn()) return {fn};
+  if (auto fn = t.grad_fn()) return {fn, t.dtype()};
   TensorImpl* impl = t.unsafe_impl();
   auto acc = impl->grad_accumulator.lock();
   if (!acc) {
     acc = std::make_shared<AccumulateGrad>(t.impl_ptr());
     impl->grad_accumulator = acc;
   }
-  return {acc};
+  return {acc, t.dtype()};
 }
 
 void record(Tensor& result, const char* name, const std::vector<Tensor>& inputs, BackwardFn fn) {
   if (!needs_grad(inputs)) return;
   auto node = std::make_shared<FunctionNode>(name, std::move(fn));
   node->set_sequence_nr(next_sequence.fetch_add(1, std::memory_order_relaxed));
-  std::vector<ScalarType> types;
-  for (auto& in : inputs) {
-    node->mutable_next_edges().push_back(gradient_edge(in));
-    types.push_back(in.defined() ? in.dtype() : kFloat32);
-  }
-  node->set_input_types(std::move(types));
+  for (auto& in : inputs) node->mutable_next_edges().push_back(gradient_edge(in));
   result.unsafe_impl()->grad_fn = std::move(node);
 }
 
 Tensor Node::gradient_for_input(std::size_t i, const Tensor& g) const {
-  if (i >= input_types_.size() || !g.defined() || g.dtype() == input_types_[i] || !is_floating_point(input_types_[i])) return g;
-  return g.to(input_types_[i]);
+  if (i >= next_.size() || !g.defined() || g.dtype() == next_[i].type || !is_floating_point(next_[i].type)) return g;
+  return g.to(next_[i].type);
 }
 
 Tensor sum_to(const Tensor& grad, const Shape& shape) {

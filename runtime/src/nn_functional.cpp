@@ -76,11 +76,7 @@ Tensor dropout(const Tensor& x, double p, bool training) {
 
 Tensor layer_norm(const Tensor& x, const Shape& normalized_shape, const Tensor& weight, const Tensor& bias, double eps) {
   MEMLENS_API_ENTRY();
-  if (autocast::is_enabled() && autocast::is_16bit(x)) {  // needs float32's range
-    Tensor xf = autocast::to_float(x);
-    autocast::Suspend cast;
-    return layer_norm(xf, normalized_shape, weight, bias, eps);
-  }
+  if (auto r = autocast::in_float32(x, [&](const Tensor& xf) { return layer_norm(xf, normalized_shape, weight, bias, eps); })) return *r;
   const std::size_t k = normalized_shape.size();
   const Shape& s = x.sizes();
   bool fits = k >= 1 && k <= s.size() && std::equal(normalized_shape.begin(), normalized_shape.end(), s.end() - static_cast<std::ptrdiff_t>(k));

@@ -300,11 +300,7 @@ Tensor Tensor::logsumexp(Shape dims, bool keepdim) const {
 // exponentiated intermediates are temporaries of the forward, not saved tensors.
 Tensor log_softmax(const Tensor& x, std::int64_t dim) {
   MEMLENS_API_ENTRY();
-  if (autocast::is_enabled() && autocast::is_16bit(x)) {  // needs float32's range
-    Tensor xf = autocast::to_float(x);
-    autocast::Suspend cast;
-    return log_softmax(xf, dim);
-  }
+  if (auto r = autocast::in_float32(x, [&](const Tensor& xf) { return log_softmax(xf, dim); })) return *r;
   Tensor out;
   {
     NoGradGuard no_grad;
@@ -319,11 +315,7 @@ Tensor log_softmax(const Tensor& x, std::int64_t dim) {
 
 Tensor softmax(const Tensor& x, std::int64_t dim) {
   MEMLENS_API_ENTRY();
-  if (autocast::is_enabled() && autocast::is_16bit(x)) {  // needs float32's range
-    Tensor xf = autocast::to_float(x);
-    autocast::Suspend cast;
-    return softmax(xf, dim);
-  }
+  if (auto r = autocast::in_float32(x, [&](const Tensor& xf) { return softmax(xf, dim); })) return *r;
   Tensor out;
   {
     NoGradGuard no_grad;

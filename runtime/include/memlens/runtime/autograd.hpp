@@ -41,6 +41,7 @@ namespace autograd {
 class Node;
 struct Edge {
   std::shared_ptr<Node> fn;  // null: that input needs no gradient
+  ScalarType type = kFloat32;  // the input's dtype, which its gradient is cast to
 };
 
 // A tensor kept for backward. It remembers the storage version at save time: if an
@@ -75,10 +76,9 @@ class Node {
   std::vector<Edge>& mutable_next_edges() { return next_; }
   std::uint64_t sequence_nr() const { return seq_; }
   void set_sequence_nr(std::uint64_t s) { seq_ = s; }
-  // The dtype of input i, as recorded: the gradient sent to it is cast to it, as
-  // PyTorch's engine validates its outputs (a float32 gradient for a bfloat16 input of
-  // autocast arrives in bfloat16). Unknown inputs keep their gradient's type.
-  void set_input_types(std::vector<ScalarType> types) { input_types_ = std::move(types); }
+  // The gradient for input i in that input's dtype (its edge's type), as PyTorch's engine
+  // validates its outputs: a float32 gradient for a bfloat16 input of autocast arrives in
+  // bfloat16.
   Tensor gradient_for_input(std::size_t i, const Tensor& g) const;
   // The non-leaf output whose gradient backward keeps (Tensor::retain_grad), or none.
   void retain_output_grad(const std::shared_ptr<TensorImpl>& t) { retained_ = t; }
@@ -86,7 +86,6 @@ class Node {
 
  private:
   std::vector<Edge> next_;
-  std::vector<ScalarType> input_types_;
   std::uint64_t seq_ = 0;
   std::weak_ptr<TensorImpl> retained_;
 };
