@@ -212,3 +212,27 @@ TEST_CASE("scatter and index_add: values and gradients") {
   CHECK(gradcheck_error([&](auto& v) { return (v[0].index_add(1, tensor({3, 0, 3}, kInt64), v[1], 0.5) * w).sum(); },
                         {r({2, 4}), r({2, 3})}) < 1e-6);
 }
+
+// Expected values are PyTorch 1.13's (python3-torch, CPU) for the same calls, typed in.
+TEST_CASE("prod: values, integral results, gradients with and without zeros") {
+  CHECK(arange(1, 6).prod().toString() == "tensor(120)");
+  CHECK(tensor({1, 2, 3, 4}, kInt64).view({2, 2}).prod(0).toString() == "tensor([3, 8])");
+  Tensor t = tensor({1, 2, 0, 3, 2, -1, 4, 0.5}, requires_grad());
+  Tensor p = t.view({2, 4}).prod(1);
+  CHECK(p.toString() == "tensor([ 0., -4.], grad_fn=<ProdBackward1>)");
+  p.sum().backward();
+  // Row 0 has one zero: only it gets the product of the others (6).
+  CHECK(t.grad().toString() == "tensor([ 0.,  0.,  6.,  0., -2.,  4., -1., -8.])");
+  Tensor t2 = tensor({1, 2, 3, -2}, requires_grad());
+  Tensor q = t2.prod();
+  q.backward();
+  CHECK(q.item<double>() == -12.0);
+  CHECK(t2.grad().toString() == "tensor([-12.,  -6.,  -4.,   6.])");
+  Tensor t3 = tensor({0, 2, 0, 1, 2, 3}, requires_grad());
+  Tensor k = t3.view({2, 3}).prod(1, true);
+  CHECK(k.sizes() == Shape{2, 1});
+  k.sum().backward();
+  CHECK(t3.grad().toString() == "tensor([0., 0., 0., 6., 3., 2.])");  // two zeros: none
+  manual_seed(4);
+  CHECK(gradcheck_error([](auto& x) { return x[0].prod(1).sum() + x[0].prod(); }, {r({3, 4}, 0.5, 1.5)}) < 1e-6);
+}

@@ -383,3 +383,44 @@ TEST_CASE("state_dict, save and load: round trip, buffers, refusals that change 
   CHECK_THROWS_WITH(nn::save(a, "/proc/no/such/dir/state"), "/proc/no/such/dir/state: cannot write the state file");
   std::filesystem::remove(path);
 }
+
+// torch.nn.MultiheadAttention(4, 2, batch_first=True) with the same weights and input
+// gives these (PyTorch 1.13, python3-torch, CPU), typed in.
+TEST_CASE("MultiheadAttention: PyTorch's outputs, weights, masks and gradients") {
+  nn::MultiheadAttention m(4, 2, 0, true, true);
+  CHECK(m.parameters().size() == 4);  // in_proj_weight, in_proj_bias, out_proj.weight, out_proj.bias
+  {
+    NoGradGuard g;
+    m.in_proj_weight.copy_((arange(48) * 0.37).sin().view({12, 4}) * 0.5);
+    m.in_proj_bias.copy_(arange(12).to(kFloat32).cos() * 0.1);
+    m.out_proj->weight.copy_((arange(16) * 0.7 + 1).sin().view({4, 4}) * 0.4);
+    m.out_proj->bias.copy_(arange(4) * 0.05);
+  }
+  Tensor x = (arange(24) * 0.3).sin().view({2, 3, 4});
+  auto [out, w] = m.attention(x, x, x);
+  CHECK(out.sizes() == Shape{2, 3, 4});
+  CHECK(w.sizes() == Shape{2, 3, 3});
+  CHECK(allclose(out.reshape({-1}).narrow(0, 0, 4), tensor({0.40557334, -0.25473440, 0.26868156, 0.13686326}), 1e-4, 1e-5));
+  CHECK(allclose(out.reshape({-1}).narrow(0, 20, 4), tensor({-0.32161725, 0.34601679, -0.13620988, 0.29910773}), 1e-4, 1e-5));
+  CHECK(allclose(w.reshape({-1}).narrow(0, 0, 6), tensor({0.30991554, 0.46994069, 0.22014377, 0.22151846, 0.65621734, 0.12226415}), 1e-4, 1e-5));
+  // A bool mask is true where a query may not attend (PyTorch's convention for this module).
+  Tensor mask = tensor({0, 1, 1, 0, 0, 1, 0, 0, 0}, kBool).view({3, 3});
+  auto [masked, mw] = m.attention(x, x, x, mask);
+  CHECK(allclose(mw.select(0, 0).reshape({-1}), tensor({1, 0, 0, 0.25237650, 0.74762350, 0, 0.29345354, 0.45122549, 0.25532103}), 1e-4, 1e-5));
+  CHECK(allclose(masked.reshape({-1}).narrow(0, 0, 4), tensor({0.28180477, -0.11297549, 0.12531337, 0.26527378}), 1e-4, 1e-5));
+  // Without weights it runs scaled_dot_product_attention: the same output, no weights.
+  auto [fast, none] = m.attention(x, x, x, mask, false);
+  CHECK_FALSE(none.defined());
+  CHECK(allclose(fast, masked, 1e-5, 1e-6));
+  auto [causal, cw] = m.attention(x, x, x, Tensor(), true, true);
+  CHECK(allclose(causal, masked, 1e-5, 1e-6));  // that mask is the causal one
+  out.sum().backward();
+  CHECK(std::abs(m.in_proj_weight.grad().sum().item<double>() - -0.20681423) < 1e-5);
+  CHECK(allclose(m.in_proj_weight.grad()[0], tensor({-0.00606396, -0.00184669, 0.00253554, 0.00669127}), 1e-3, 1e-6));
+  // Sequence-first by default; forward(x) is self-attention.
+  nn::MultiheadAttention seq_first(4, 2);
+  CHECK(seq_first(x.transpose(0, 1)).sizes() == Shape{3, 2, 4});
+  CHECK_THROWS_WITH(nn::MultiheadAttention(6, 4), "embed_dim must be divisible by num_heads (embed_dim 6, num_heads 4)");
+  CHECK_THROWS_WITH(m.attention(x, x, x.narrow(2, 0, 3)),
+                    "MultiheadAttention: expected inputs of shape [B, T, 4], got [2, 3, 3]");
+}

@@ -15,6 +15,56 @@ namespace {
 thread_local bool grad_enabled = true;
 std::atomic<std::uint64_t> next_sequence{0};
 
+// The geometry of a view inside its (contiguous) base: what a gradient of the base's shape
+// is read or written through.
+struct ViewGeometry {
+  Shape sizes, strides;
+  std::int64_t offset;
+};
+
+ViewGeometry geometry_in_base(const TensorImpl& view, const TensorImpl& base) {
+  return {view.sizes, view.strides, view.offset - base.offset};
+}
+
+// A base-shaped gradient from a gradient of the view: zero outside the view, and the sum
+// of the view's elements that share a location (an expanded dim) inside it.
+Tensor scatter_to_base(const Tensor& g, const Shape& base_sizes, const ViewGeometry& at) {
+  Shape sizes = at.sizes, summed;
+  for (std::size_t d = 0; d < sizes.size(); ++d)
+    if (at.strides[d] == 0 && sizes[d] > 1) {
+      summed.push_back(static_cast<std::int64_t>(d));
+      sizes[d] = 1;
+    }
+  Tensor r = zeros(base_sizes, TensorOptions(g.dtype()).device(g.device()));
+  detail::copy_into(detail::as_strided_alias(r, sizes, at.strides, at.offset), summed.empty() ? g : g.sum(summed, true));
+  return r;
+}
+
+// The view's history rebuilt as a view of its base's current one.
+std::shared_ptr<autograd::Node> view_of_base_history(const TensorImpl& view) {
+  const TensorImpl& base = *view.view_base;
+  auto node = std::make_shared<autograd::FunctionNode>(
+      "AsStridedBackward0",
+      [base_sizes = base.sizes, at = geometry_in_base(view, base)](const Tensor& g, const autograd::Node&) {
+        return std::vector<Tensor>{scatter_to_base(g, base_sizes, at)};
+      });
+  node->set_sequence_nr(next_sequence.fetch_add(1, std::memory_order_relaxed));
+  node->mutable_next_edges().push_back(autograd::gradient_edge(Tensor(view.view_base)));
+  return node;
+}
+
+// A tensor's grad_fn, rebuilding a view's when its base's history has changed since (see
+// TensorImpl::base_history). Only contiguous bases: every public root is one.
+const std::shared_ptr<autograd::Node>& current_grad_fn(TensorImpl& impl) {
+  TensorImpl* base = impl.view_base.get();
+  if (base && base->grad_fn && base->grad_fn.get() != impl.base_history &&
+      Tensor(impl.view_base).is_contiguous()) {
+    impl.grad_fn = view_of_base_history(impl);
+    impl.base_history = base->grad_fn.get();
+  }
+  return impl.grad_fn;
+}
+
 std::string tensor_desc(const Tensor& t) {
   std::string type = t.dtype() == kFloat32    ? "FloatTensor"
                      : t.dtype() == kFloat64  ? "DoubleTensor"
@@ -34,7 +84,7 @@ void GradMode::set_enabled(bool on) { grad_enabled = on; }
 
 // ---- Tensor's autograd surface
 
-bool Tensor::requires_grad() const { return defined() && (impl().requires_grad || impl().grad_fn != nullptr); }
+bool Tensor::requires_grad() const { return defined() && (impl().requires_grad || current_grad_fn(impl()) != nullptr); }
 
 Tensor& Tensor::requires_grad_(bool r) {
   if (r && !is_floating_point())
@@ -48,7 +98,7 @@ Tensor& Tensor::requires_grad_(bool r) {
   return *this;
 }
 
-bool Tensor::is_leaf() const { return impl().grad_fn == nullptr; }
+bool Tensor::is_leaf() const { return current_grad_fn(impl()) == nullptr; }
 
 Tensor Tensor::grad() const { return impl().grad ? Tensor(impl().grad) : Tensor(); }
 
@@ -58,7 +108,7 @@ void Tensor::set_grad(const Tensor& g) {
   impl().grad = g.defined() ? g.impl_ptr() : nullptr;
 }
 
-std::shared_ptr<autograd::Node> Tensor::grad_fn() const { return impl().grad_fn; }
+std::shared_ptr<autograd::Node> Tensor::grad_fn() const { return current_grad_fn(impl()); }
 
 void Tensor::backward(const Tensor& gradient, bool retain_graph) const {
   MEMLENS_API_ENTRY();
@@ -163,10 +213,39 @@ Tensor sum_to(const Tensor& grad, const Shape& shape) {
 }
 
 void record_overwrite(Tensor& self, const char* name) {
-  if (!GradMode::is_enabled() || !self.grad_fn()) return;
+  if (!GradMode::is_enabled()) return;
+  if (self.is_view()) {
+    rebase_view(self, Tensor());
+    return;
+  }
+  if (!self.grad_fn()) return;
   Tensor history = detail::as_strided_alias(self, self.sizes(), self.strides(), self.storage_offset());
   history.unsafe_impl()->grad_fn = self.grad_fn();
   record(self, name, {history}, [](const Tensor& g, const Node&) { return std::vector<Tensor>{zeros_like(g)}; });
+}
+
+void rebase_view(Tensor& view, const Tensor& written) {
+  TensorImpl* v = view.unsafe_impl();
+  Tensor base(v->view_base);
+  if (!needs_grad({base, written})) return;
+  if (!base.is_contiguous())
+    throw AutogradError("an in-place operation on a view of a non-contiguous base that requires grad is not supported; "
+                        "use the out-of-place operation instead");
+  // PyTorch's CopySlices: the base's gradient goes to the written values inside the view
+  // and to the base's old history outside it.
+  record(base, "CopySlices", {base, written},
+         [at = geometry_in_base(*v, *base.unsafe_impl())](const Tensor& g, const Node& self) {
+           std::vector<Tensor> grads(2);
+           Tensor whole = g.contiguous();
+           if (self.needs_input_grad(1)) grads[1] = detail::as_strided_alias(whole, at.sizes, at.strides, at.offset).clone();
+           if (self.needs_input_grad(0)) {
+             grads[0] = g.clone();
+             detail::as_strided_alias(grads[0], at.sizes, at.strides, at.offset).zero_();
+           }
+           return grads;
+         });
+  v->grad_fn = view_of_base_history(*v);
+  v->base_history = base.unsafe_impl()->grad_fn.get();
 }
 
 void check_inplace(const Tensor& self) {

@@ -481,28 +481,6 @@ Tensor triu(const Tensor& a, std::int64_t diagonal) {
 
 namespace {
 
-// Writes op(self, other) into self. Without autograd it runs `raw` on self's storage;
-// with autograd it computes the out-of-place result from a clone (so tensors saved by the
-// op keep their version) and moves that history onto self.
-template <class Raw, class OutOfPlace>
-Tensor& inplace(Tensor& self, const Tensor* other, Raw&& raw, OutOfPlace&& out_of_place) {
-  autograd::check_inplace(self);
-  bool track = GradMode::is_enabled() && (self.requires_grad() || (other && other->requires_grad()));
-  if (!track) {
-    raw();
-    self.storage()->bump_version();
-    return self;
-  }
-  if (self.is_view())
-    throw AutogradError("memlens: an in-place operation on a view of a tensor that requires grad is not supported; "
-                        "use the out-of-place operation instead");
-  Tensor result = out_of_place(self.clone());
-  copy_into(self, result);
-  self.storage()->bump_version();
-  self.unsafe_impl()->grad_fn = result.grad_fn();
-  return self;
-}
-
 template <class F>
 void raw_binary(Tensor& self, const Tensor& other, const char* op, F f) {
   check_same_device(self, other, op);
@@ -538,52 +516,52 @@ void raw_scalar(Tensor& self, const Scalar& s, const char* op, F f) {
 Tensor& Tensor::add_(const Tensor& o, Scalar alpha) {
   MEMLENS_API_ENTRY();
   double al = alpha.to_double();
-  return inplace(
+  return write_in_place(
       *this, &o, [&] { raw_binary(*this, o, "add_", [al](auto u, auto v) { return u + static_cast<decltype(u)>(al * static_cast<double>(v)); }); },
       [&](const Tensor& c) { return c.add(o, alpha); });
 }
 Tensor& Tensor::sub_(const Tensor& o, Scalar alpha) {
   MEMLENS_API_ENTRY();
   double al = alpha.to_double();
-  return inplace(
+  return write_in_place(
       *this, &o, [&] { raw_binary(*this, o, "sub_", [al](auto u, auto v) { return u - static_cast<decltype(u)>(al * static_cast<double>(v)); }); },
       [&](const Tensor& c) { return c.sub(o, alpha); });
 }
 Tensor& Tensor::mul_(const Tensor& o) {
   MEMLENS_API_ENTRY();
-  return inplace(*this, &o, [&] { raw_binary(*this, o, "mul_", [](auto u, auto v) { return u * v; }); },
+  return write_in_place(*this, &o, [&] { raw_binary(*this, o, "mul_", [](auto u, auto v) { return u * v; }); },
                  [&](const Tensor& c) { return c.mul(o); });
 }
 Tensor& Tensor::div_(const Tensor& o) {
   MEMLENS_API_ENTRY();
   if (!is_floating_point()) throw TypeError("result type float can't be cast to the desired output type " + std::string(type_name(dtype())) + " in div_");
-  return inplace(*this, &o, [&] { raw_binary(*this, o, "div_", [](auto u, auto v) { return u / v; }); },
+  return write_in_place(*this, &o, [&] { raw_binary(*this, o, "div_", [](auto u, auto v) { return u / v; }); },
                  [&](const Tensor& c) { return c.div(o); });
 }
 Tensor& Tensor::add_(Scalar s) {
   MEMLENS_API_ENTRY();
-  return inplace(*this, nullptr, [&] { raw_scalar(*this, s, "add_", [](auto u, auto v) { return u + v; }); },
+  return write_in_place(*this, nullptr, [&] { raw_scalar(*this, s, "add_", [](auto u, auto v) { return u + v; }); },
                  [&](const Tensor& c) { return c.add(s); });
 }
 Tensor& Tensor::sub_(Scalar s) {
   MEMLENS_API_ENTRY();
-  return inplace(*this, nullptr, [&] { raw_scalar(*this, s, "sub_", [](auto u, auto v) { return u - v; }); },
+  return write_in_place(*this, nullptr, [&] { raw_scalar(*this, s, "sub_", [](auto u, auto v) { return u - v; }); },
                  [&](const Tensor& c) { return c.sub(s); });
 }
 Tensor& Tensor::mul_(Scalar s) {
   MEMLENS_API_ENTRY();
-  return inplace(*this, nullptr, [&] { raw_scalar(*this, s, "mul_", [](auto u, auto v) { return u * v; }); },
+  return write_in_place(*this, nullptr, [&] { raw_scalar(*this, s, "mul_", [](auto u, auto v) { return u * v; }); },
                  [&](const Tensor& c) { return c.mul(s); });
 }
 Tensor& Tensor::div_(Scalar s) {
   MEMLENS_API_ENTRY();
   if (!is_floating_point()) throw TypeError("result type float can't be cast to the desired output type " + std::string(type_name(dtype())) + " in div_");
-  return inplace(*this, nullptr, [&] { raw_scalar(*this, s, "div_", [](auto u, auto v) { return u / v; }); },
+  return write_in_place(*this, nullptr, [&] { raw_scalar(*this, s, "div_", [](auto u, auto v) { return u / v; }); },
                  [&](const Tensor& c) { return c.div(s); });
 }
 Tensor& Tensor::clamp_(std::optional<Scalar> lo, std::optional<Scalar> hi) {
   MEMLENS_API_ENTRY();
-  return inplace(*this, nullptr,
+  return write_in_place(*this, nullptr,
                  [&] {
                    Tensor r = clamp(lo, hi);
                    copy_into(*this, r);
@@ -611,7 +589,7 @@ Tensor& Tensor::zero_() { MEMLENS_API_ENTRY(); return fill_(0); }
 Tensor& Tensor::copy_(const Tensor& src) {
   MEMLENS_API_ENTRY();
   check_defined(src, "copy_");
-  return inplace(*this, &src,
+  return write_in_place(*this, &src,
                  [&] {
                    copy_into(*this, src);
                    emit_copy(src, *this, instrument::CopyReason::Copy);

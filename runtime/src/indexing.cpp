@@ -5,6 +5,7 @@
 #include <cmath>
 #include <numeric>
 
+#include "advanced_index.hpp"
 #include "tensor_internal.hpp"
 
 namespace memlens {
@@ -15,24 +16,35 @@ using Grads = std::vector<Tensor>;
 
 namespace {
 
-// Applies the non-tensor items of `idx` as views; a tensor item is applied last, along
-// the dim it stands for.
-Tensor apply_index(const Tensor& self, const std::vector<TensorIndex>& idx) {
-  std::int64_t consumed = 0;  // dims of self that items address
+// `t.index({...})` split in two: the integers, slices, None and Ellipsis applied as views,
+// and the tensor items left over with the dim of that view each stands at.
+struct SplitIndex {
+  Tensor view;
+  std::vector<std::pair<std::int64_t, Tensor>> tensors;
+};
+
+SplitIndex split_index(const Tensor& self, const std::vector<TensorIndex>& idx) {
+  // Dims of self an item addresses: a bool mask as many as it has, others one.
+  auto addressed = [](const TensorIndex::Value& v) -> std::int64_t {
+    if (std::holds_alternative<std::nullopt_t>(v) || std::holds_alternative<indexing::EllipsisIndexType>(v)) return 0;
+    if (auto* t = std::get_if<std::shared_ptr<TensorImpl>>(&v))
+      return (*t)->dtype == kBool || (*t)->dtype == kUInt8 ? static_cast<std::int64_t>((*t)->sizes.size()) : 1;
+    return 1;
+  };
+  std::int64_t consumed = 0;
   bool ellipsis = false;
   for (auto& it : idx) {
     if (std::holds_alternative<indexing::EllipsisIndexType>(it.value())) {
       if (ellipsis) throw IndexError("an index can only have a single ellipsis ('...')");
       ellipsis = true;
-    } else if (!std::holds_alternative<std::nullopt_t>(it.value())) {
-      ++consumed;
     }
+    consumed += addressed(it.value());
   }
   if (consumed > self.dim())
     throw IndexError("too many indices for tensor of dimension " + std::to_string(self.dim()));
-  Tensor out = self;
+  SplitIndex split{self, {}};
+  Tensor& out = split.view;
   std::int64_t d = 0;  // current dim of `out`
-  std::optional<std::pair<std::int64_t, Tensor>> advanced;
   for (auto& it : idx) {
     const auto& v = it.value();
     if (auto* i = std::get_if<std::int64_t>(&v)) {
@@ -46,23 +58,37 @@ Tensor apply_index(const Tensor& self, const std::vector<TensorIndex>& idx) {
     } else if (std::holds_alternative<indexing::EllipsisIndexType>(v)) {
       d += self.dim() - consumed;
     } else {
-      if (advanced) throw IndexError("memlens: only one tensor index per indexing expression is supported");
-      advanced.emplace(d, Tensor(std::get<std::shared_ptr<TensorImpl>>(v)));
-      ++d;
+      split.tensors.emplace_back(d, Tensor(std::get<std::shared_ptr<TensorImpl>>(v)));
+      d += addressed(v);
     }
   }
-  if (!advanced) return out;
-  auto& [dim, index] = *advanced;
-  if (index.dtype() == kBool) {
-    if (dim != 0 || index.sizes() != out.sizes())
-      throw IndexError("memlens: a boolean mask index must cover the whole tensor (shape " + shape_str(out.sizes()) +
-                       "), got " + shape_str(index.sizes()));
-    return out.masked_select(index);
+  return split;
+}
+
+Tensor apply_index(const Tensor& self, const std::vector<TensorIndex>& idx) {
+  SplitIndex split = split_index(self, idx);
+  Tensor& out = split.view;
+  if (split.tensors.empty()) return out;
+  if (split.tensors.size() == 1) {  // the common cases keep their own ops
+    auto [dim, index] = split.tensors.front();
+    if (index.dtype() == kBool && dim == 0 && index.sizes() == out.sizes()) return out.masked_select(index);
+    if (index.dtype() == kInt64 && index.dim() == 1) {
+      // Indexing counts negative positions from the end (index_select does not).
+      if (index.numel() > 0 && index.min().item<std::int64_t>() < 0) index = where(index.lt(0), index + out.size(dim), index);
+      return out.index_select(dim, index);
+    }
   }
-  if (index.dim() != 1) throw IndexError("memlens: tensor indices must be 1-D, got shape " + shape_str(index.sizes()));
-  // Indexing counts negative positions from the end (index_select does not).
-  if (index.numel() > 0 && index.min().item<std::int64_t>() < 0) index = where(index.lt(0), index + out.size(dim), index);
-  return out.index_select(dim, index);
+  OpTrace trace;
+  AdvancedIndex ix(out, split.tensors);
+  Tensor result = ix.gather(out);
+  emit_copy(out, result, instrument::CopyReason::Index);
+  trace.done("index", {&out}, result);
+  autograd::record(result, "IndexBackward0", {out}, [shape = out.sizes(), ix](const Tensor& g, const Node&) {
+    Tensor gi = zeros(shape, TensorOptions(g.dtype()).device(g.device()));
+    ix.put(gi, g, true);
+    return Grads{gi};
+  });
+  return result;
 }
 
 }  // namespace
@@ -71,25 +97,50 @@ Tensor Tensor::index(std::initializer_list<TensorIndex> idx) const { MEMLENS_API
 Tensor Tensor::index(const std::vector<TensorIndex>& idx) const { MEMLENS_API_ENTRY(); return apply_index(*this, idx); }
 Tensor Tensor::operator[](const Tensor& idx) const { return apply_index(*this, {TensorIndex(idx)}); }
 
-Tensor& Tensor::index_put_(const std::vector<TensorIndex>& idx, const Tensor& value) {
+Tensor& Tensor::index_put_(const std::vector<TensorIndex>& idx, const Tensor& value, bool accumulate) {
   MEMLENS_API_ENTRY();
-  for (auto& it : idx)
-    if (std::holds_alternative<std::shared_ptr<TensorImpl>>(it.value()))
-      throw IndexError("memlens: index_put_ with tensor indices is not supported; use integers and slices");
-  Tensor target = apply_index(*this, idx);
+  check_defined(value, "index_put_");
   autograd::check_inplace(*this);
-  target.copy_(value);
+  SplitIndex split = split_index(*this, idx);
+  Tensor& target = split.view;
+  if (split.tensors.empty()) {
+    if (accumulate) target.add_(value);
+    else target.copy_(value);
+    return *this;
+  }
+  check_same_device(*this, value, "index_put_");
+  AdvancedIndex ix(target, split.tensors);
+  Tensor values;
+  try {
+    values = expand_alias(value.dtype() == dtype() ? value : value.to(dtype()), ix.result_shape());
+  } catch (const ShapeError&) {
+    throw ShapeError("shape mismatch: value tensor of shape " + shape_str(value.sizes()) +
+                     " cannot be broadcast to indexing result of shape " + shape_str(ix.result_shape()));
+  }
+  OpTrace trace;
+  write_in_place(target, &value, [&] { ix.put(target, values, accumulate); },
+                 [&](const Tensor& copy) {
+                   ix.put(copy, values, accumulate);
+                   Tensor result = copy;
+                   autograd::record(result, "IndexPutBackward0", {copy, value},
+                                    [ix, accumulate, value_shape = value.sizes()](const Tensor& g, const Node& self) {
+                                      Grads grads(2);
+                                      if (self.needs_input_grad(0)) {
+                                        grads[0] = g.clone();
+                                        if (!accumulate) ix.put(grads[0], zeros(ix.result_shape(), TensorOptions(g.dtype()).device(g.device())), false);
+                                      }
+                                      if (self.needs_input_grad(1)) grads[1] = autograd::sum_to(ix.gather(g), value_shape);
+                                      return grads;
+                                    });
+                   return result;
+                 });
+  trace.done("index_put_", {this, &value}, *this);
   return *this;
 }
 
 Tensor& Tensor::index_put_(const std::vector<TensorIndex>& idx, Scalar value) {
   MEMLENS_API_ENTRY();
-  for (auto& it : idx)
-    if (std::holds_alternative<std::shared_ptr<TensorImpl>>(it.value()))
-      throw IndexError("memlens: index_put_ with tensor indices is not supported; use integers and slices");
-  autograd::check_inplace(*this);
-  apply_index(*this, idx).fill_(value);
-  return *this;
+  return index_put_(idx, full({}, value, TensorOptions(dtype()).device(device())));
 }
 
 namespace {
@@ -102,7 +153,9 @@ Tensor slice_alias(const Tensor& t, std::int64_t d, std::int64_t i) {
   return as_strided_alias(t, sizes, strides, t.storage_offset() + i * t.stride(d));
 }
 
-// dst += src, elementwise over one shape, in place (no tensor made per row).
+}  // namespace
+
+namespace detail {
 void accumulate_into(const Tensor& dst, const Tensor& src) {
   dispatch(dst.dtype(), [&](auto tag) {
     using T = decltype(tag);
@@ -115,7 +168,7 @@ void accumulate_into(const Tensor& dst, const Tensor& src) {
                           });
   });
 }
-}  // namespace
+}  // namespace detail
 
 Tensor Tensor::index_select(std::int64_t d, const Tensor& index) const {
   MEMLENS_API_ENTRY();

@@ -91,14 +91,7 @@ Tensor Module::operator()(const Tensor& x) {
   return forward(x);
 }
 
-Tensor Linear::forward(const Tensor& x) {
-  MEMLENS_API_ENTRY();
-  // One op for autocast, as F.linear: input, weight and bias in the lower dtype.
-  Tensor in = autocast::lower(x), w = autocast::lower(weight), b = autocast::lower(bias);
-  autocast::Suspend cast;
-  Tensor y = in.matmul(w.t());
-  return b.defined() ? y + b : y;
-}
+Tensor Linear::forward(const Tensor& x) { MEMLENS_API_ENTRY(); return functional::linear(x, weight, bias); }
 
 Tensor GELU::forward(const Tensor& x) { MEMLENS_API_ENTRY(); return functional::gelu(x); }
 Tensor SiLU::forward(const Tensor& x) { MEMLENS_API_ENTRY(); return functional::silu(x); }

@@ -203,6 +203,15 @@ Shape memory_order(const Tensor& t) {
 }
 }  // namespace
 
+Tensor linear(const Tensor& x, const Tensor& weight, const Tensor& bias) {
+  MEMLENS_API_ENTRY();
+  // One op for autocast: input, weight and bias in the lower dtype.
+  Tensor in = autocast::lower(x), w = autocast::lower(weight), b = autocast::lower(bias);
+  autocast::Suspend cast;
+  Tensor y = in.matmul(w.t());
+  return b.defined() ? y + b : y;
+}
+
 Tensor scaled_dot_product_attention(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& attn_mask,
                                     double dropout_p, bool is_causal) {
   MEMLENS_API_ENTRY();

@@ -44,25 +44,31 @@ Tensor accumulator_view(const Tensor& acc_keepdim, const Tensor& input, const st
   return as_strided_alias(acc_keepdim, input.sizes(), st, acc_keepdim.storage_offset());
 }
 
-Tensor sum_impl(const Tensor& t, const std::vector<bool>& mask, bool keepdim, ScalarType out_type) {
+// Folds the masked dims with + (or * for a product) into a double or int64 accumulator.
+template <bool Product>
+Tensor fold_impl(const Tensor& t, const std::vector<bool>& mask, bool keepdim, ScalarType out_type) {
   OpTrace trace;
   Shape keep = reduced_shape(t, mask, true);
-  Tensor acc = zeros(keep, TensorOptions(is_floating_point(out_type) ? kFloat64 : kInt64).device(t.device()));
+  TensorOptions acc_options = TensorOptions(is_floating_point(out_type) ? kFloat64 : kInt64).device(t.device());
+  Tensor acc = Product ? ones(keep, acc_options) : zeros(keep, acc_options);
   Tensor accv = accumulator_view(acc, t, mask);
   dispatch(t.dtype(), [&](auto tag) {
     using T = decltype(tag);
     dispatch(acc.dtype(), [&](auto atag) {
       using A = decltype(atag);
+      auto fold = [](A a, T x) { return Product ? a * static_cast<A>(x) : a + static_cast<A>(x); };
       for_each_strided<2>(t.sizes(), {data_bytes(accv), data_bytes(t)}, {&accv.strides(), &t.strides()},
                           {static_cast<std::int64_t>(sizeof(A)), static_cast<std::int64_t>(sizeof(T))},
-                          [](std::array<char*, 2> p, std::array<std::int64_t, 2> s, std::int64_t n) {
-                            if (s[0] == 0) {  // reducing along the run: keep the sum in a register
-                              A sum = *reinterpret_cast<A*>(p[0]);
-                              for (std::int64_t i = 0; i < n; ++i) sum += static_cast<A>(*reinterpret_cast<const T*>(p[1] + i * s[1]));
-                              *reinterpret_cast<A*>(p[0]) = sum;
+                          [&fold](std::array<char*, 2> p, std::array<std::int64_t, 2> s, std::int64_t n) {
+                            if (s[0] == 0) {  // reducing along the run: keep the value in a register
+                              A a = *reinterpret_cast<A*>(p[0]);
+                              for (std::int64_t i = 0; i < n; ++i) a = fold(a, *reinterpret_cast<const T*>(p[1] + i * s[1]));
+                              *reinterpret_cast<A*>(p[0]) = a;
                             } else {
-                              for (std::int64_t i = 0; i < n; ++i)
-                                *reinterpret_cast<A*>(p[0] + i * s[0]) += static_cast<A>(*reinterpret_cast<const T*>(p[1] + i * s[1]));
+                              for (std::int64_t i = 0; i < n; ++i) {
+                                A& a = *reinterpret_cast<A*>(p[0] + i * s[0]);
+                                a = fold(a, *reinterpret_cast<const T*>(p[1] + i * s[1]));
+                              }
                             }
                           });
     });
@@ -70,8 +76,12 @@ Tensor sum_impl(const Tensor& t, const std::vector<bool>& mask, bool keepdim, Sc
   Tensor out = cast(acc, out_type);
   Shape final_shape = reduced_shape(t, mask, keepdim);
   Tensor result = as_strided_alias(out, final_shape, contiguous_strides(final_shape), 0);
-  trace.done("sum", {&t}, result);
+  trace.done(Product ? "prod" : "sum", {&t}, result);
   return result;
+}
+
+Tensor sum_impl(const Tensor& t, const std::vector<bool>& mask, bool keepdim, ScalarType out_type) {
+  return fold_impl<false>(t, mask, keepdim, out_type);
 }
 
 // Gradient of a reduction: grad broadcast back over the reduced dims.
@@ -149,6 +159,27 @@ void record_extreme(Tensor& values, const Tensor& input, std::optional<std::int6
                    });
 }
 
+Tensor prod_over(const Tensor& t, const std::vector<bool>& mask, bool keepdim) {
+  Tensor out = fold_impl<true>(t, mask, keepdim, t.is_floating_point() ? t.dtype() : kInt64);
+  // The gradient of each element is the product of the others: out / x where the slice
+  // has no zero, the product of the rest at a slice's only zero, and 0 elsewhere.
+  autograd::record(out, "ProdBackward1", {t},
+                   [in = SavedTensor(t), mask, keepdim](const Tensor& g, const Node& n) {
+                     Tensor x = in.unpack(n);
+                     Shape dims;
+                     for (std::size_t i = 0; i < mask.size(); ++i)
+                       if (mask[i]) dims.push_back(static_cast<std::int64_t>(i));
+                     Tensor zero = x.eq(0);
+                     Tensor zeros_in_slice = zero.sum(dims, true);
+                     Tensor others = where(zero, ones_like(x), x);
+                     Tensor rest = fold_impl<true>(others, mask, true, x.dtype());
+                     Tensor only_zero = logical_and(zero, zeros_in_slice.eq(1));
+                     Tensor each = where(zeros_in_slice.eq(0), rest / others, where(only_zero, rest.expand(x.sizes()), zeros_like(x)));
+                     return Grads{expand_reduced(g, x.sizes(), mask, keepdim) * each};
+                   });
+  return out;
+}
+
 }  // namespace
 
 Tensor Tensor::sum() const { MEMLENS_API_ENTRY(); return sum({}, false); }
@@ -181,6 +212,16 @@ Tensor Tensor::mean(Shape dims, bool keepdim) const {
     return Grads{expand_reduced(g, in, mask, keepdim) / static_cast<double>(count)};
   });
   return out;
+}
+
+Tensor Tensor::prod() const {
+  MEMLENS_API_ENTRY();
+  return prod_over(*this, reduced_mask(*this, {}), false);
+}
+
+Tensor Tensor::prod(std::int64_t dim, bool keepdim) const {
+  MEMLENS_API_ENTRY();
+  return prod_over(*this, reduced_mask(*this, {dim}), keepdim);
 }
 
 Tensor Tensor::max() const {

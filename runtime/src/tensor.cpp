@@ -56,6 +56,7 @@ Tensor make_view(const Tensor& base, Shape sizes, Shape strides, std::int64_t of
   Tensor v = as_strided_alias(base, std::move(sizes), std::move(strides), offset);
   const auto& root = base.unsafe_impl()->view_base;
   v.unsafe_impl()->view_base = root ? root : base.impl_ptr();
+  v.unsafe_impl()->base_history = v.unsafe_impl()->view_base->grad_fn.get();
   emit_view(v, kind);
   return v;
 }

@@ -75,6 +75,31 @@ Tensor scatter_add(const Shape& shape, std::int64_t d, const Tensor& index, cons
 // Copies `src` into `dst` elementwise with dtype conversion; shapes must match after
 // broadcasting `src` to `dst`. No autograd, no version bump.
 void copy_into(const Tensor& dst, const Tensor& src);
+// Writes op(self, other) into self, an in-place op. Without autograd it runs `raw` on
+// self's storage; with autograd it computes the out-of-place result from a clone (so
+// tensors saved by the op keep their version) and moves that history onto self, or onto
+// self's base when self is a view (autograd::rebase_view).
+template <class Raw, class OutOfPlace>
+Tensor& write_in_place(Tensor& self, const Tensor* other, Raw&& raw, OutOfPlace&& out_of_place) {
+  autograd::check_inplace(self);
+  bool track = GradMode::is_enabled() && (self.requires_grad() || (other && other->requires_grad()));
+  if (!track) {
+    raw();
+    self.storage()->bump_version();
+    return self;
+  }
+  Tensor result = out_of_place(self.clone());
+  copy_into(self, result);
+  self.storage()->bump_version();
+  if (self.is_view()) autograd::rebase_view(self, result);
+  else if (result.grad_fn()) self.unsafe_impl()->grad_fn = result.grad_fn();
+  else autograd::record_overwrite(self, "CopyBackwards");  // constants written: history kept, gradient zero
+  return self;
+}
+
+// dst += src elementwise, src already of dst's shape, in place: no op, no tensor made
+// (a gradient added row by row).
+void accumulate_into(const Tensor& dst, const Tensor& src);
 // Reads the element at `index` (one coordinate per dim) as double: for item() and printing.
 double read_double(const Tensor& t, const Shape& index);
 

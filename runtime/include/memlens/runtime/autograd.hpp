@@ -130,8 +130,14 @@ void backward(const Tensor& root, const Tensor& grad, bool retain_graph);
 Tensor sum_to(const Tensor& grad, const Shape& shape);
 // After an in-place op overwrote every element of a tensor with history: it keeps
 // requiring grad, through a node `name` that sends that history a zero gradient (PyTorch's
-// FillBackward0). Does nothing for a tensor without history or with grad mode off.
+// FillBackward0); a view's base takes a zero gradient for the view's region (rebase_view).
+// Does nothing for a tensor without history or with grad mode off.
 void record_overwrite(Tensor& self, const char* name);
+// After an in-place op wrote `written` (the op's out-of-place result, or undefined for a
+// constant fill) into `view`, a view of another tensor: the base's history becomes
+// CopySlices (the written values inside the view, its old history outside) and the
+// view's a view of that. Does nothing when neither the base nor `written` needs grad.
+void rebase_view(Tensor& view, const Tensor& written);
 // Refuse an in-place write into `self` that autograd cannot allow; called by every
 // in-place op before it writes.
 void check_inplace(const Tensor& self);

@@ -109,6 +109,31 @@ class Embedding : public Module {
   Tensor weight;
 };
 
+// PyTorch's MultiheadAttention: one packed input projection (in_proj_weight [3E, E],
+// Xavier-uniform; in_proj_bias zeros), heads of E / num_heads, and out_proj. Inputs are
+// [T, B, E], or [B, T, E] with batch_first.
+class MultiheadAttention : public Module {
+ public:
+  MultiheadAttention(std::int64_t embed_dim, std::int64_t num_heads, double dropout = 0, bool bias = true,
+                     bool batch_first = false);
+  // Self-attention: the output of attention(x, x, x) without weights.
+  Tensor forward(const Tensor& x) override;
+  // The output and, with need_weights, the attention weights averaged over heads
+  // ([B, T, S]; undefined without). attn_mask ([T, S]) is PyTorch's: true where a query
+  // may NOT attend, or a float added to the scores. With need_weights the scores are
+  // made explicitly and kept, as PyTorch does; without, scaled_dot_product_attention.
+  std::tuple<Tensor, Tensor> attention(const Tensor& query, const Tensor& key, const Tensor& value,
+                                       const Tensor& attn_mask = Tensor(), bool need_weights = true,
+                                       bool is_causal = false);
+  Tensor in_proj_weight, in_proj_bias;
+  std::shared_ptr<Linear> out_proj;
+
+ private:
+  std::int64_t embed_dim_, num_heads_;
+  double dropout_;
+  bool batch_first_;
+};
+
 // Normalises over the last dims (normalized_shape), with a learnt scale (ones) and shift
 // (zeros) when elementwise_affine.
 class LayerNorm : public Module {

@@ -8,6 +8,8 @@
 
 namespace memlens::nn::functional {
 
+// x W^T + b (b optional), one op under autocast.
+Tensor linear(const Tensor& x, const Tensor& weight, const Tensor& bias = Tensor());
 // Exact GELU, x * Phi(x) (PyTorch's default, approximate='none').
 Tensor gelu(const Tensor& x);
 // x * sigmoid(x).

@@ -39,6 +39,11 @@ struct TensorImpl {
   std::weak_ptr<autograd::Node> grad_accumulator;
   // Root tensor this one is a view of (null for a base). Used for the leaf-view rule.
   std::shared_ptr<TensorImpl> view_base;
+  // The base's grad_fn when this view's history was made. When the base's history is
+  // replaced since (an in-place op on it or on another of its views), this view's is
+  // rebuilt from the base's, as PyTorch regenerates a view's grad_fn. A raw pointer is
+  // enough: the base's new history keeps its old one alive.
+  const autograd::Node* base_history = nullptr;
 };
 
 namespace indexing {
@@ -166,7 +171,9 @@ class Tensor {
   Tensor scatter(std::int64_t dim, const Tensor& index, const Tensor& src) const;
   // A copy with alpha * source's slices added at the positions index lists along dim.
   Tensor index_add(std::int64_t dim, const Tensor& index, const Tensor& source, Scalar alpha = 1) const;
-  Tensor& index_put_(const std::vector<TensorIndex>& idx, const Tensor& value);
+  // Writes value (broadcast to the indexed shape) where idx points; with tensor indices,
+  // `accumulate` adds instead, summing repeated positions.
+  Tensor& index_put_(const std::vector<TensorIndex>& idx, const Tensor& value, bool accumulate = false);
   Tensor& index_put_(const std::vector<TensorIndex>& idx, Scalar value);
 
   // --- elementwise
@@ -259,6 +266,9 @@ class Tensor {
   // --- reductions
   Tensor sum() const;
   Tensor sum(Shape dims, bool keepdim = false) const;
+  // The product of all elements, or along one dim (int64 for integral inputs).
+  Tensor prod() const;
+  Tensor prod(std::int64_t dim, bool keepdim = false) const;
   Tensor mean() const;
   Tensor mean(Shape dims, bool keepdim = false) const;
   Tensor max() const;
