@@ -6,14 +6,20 @@
 set -eu
 cd "$(dirname "$0")/.."
 cmake -S . -B build-release -DCMAKE_BUILD_TYPE=Release >/dev/null
-cmake --build build-release -j2 --target bench_allocator bench_views bench_recorder bench_report memlens memlens-viewer
+cmake --build build-release -j2 --target bench_allocator bench_views bench_recorder bench_ops bench_report memlens memlens-viewer
 mkdir -p bench/results
-for b in bench_allocator bench_views bench_recorder; do
+for b in bench_allocator bench_views bench_recorder bench_ops; do
   echo "memlens: running $b"
   build-release/bench/$b --benchmark_repetitions=5 --benchmark_report_aggregates_only=true \
     --benchmark_enable_random_interleaving=true \
     --benchmark_min_time=0.2 --benchmark_out=bench/results/$b.json --benchmark_out_format=json
 done
+# The same ops beside PyTorch's CPU build, one thread each, when PyTorch is importable.
+if python3 -c "import torch" 2>/dev/null; then
+  echo "memlens: running bench_ops beside PyTorch"
+  OPENBLAS_NUM_THREADS=1 python3 bench/compare_torch.py build-release/bench/bench_ops 3 > bench/results/compare_torch.json
+  cat bench/results/compare_torch.json
+fi
 echo "memlens: running bench_report (10 M events)"
 trace=/tmp/memlens-bench-10M.memtrace
 build-release/bench/bench_report 10000000 $trace --keep > bench/results/bench_report.json

@@ -1,4 +1,5 @@
 // Elementwise math with broadcasting through stride 0, its in-place forms and gradients.
+#include <algorithm>
 #include <cmath>
 #include <numbers>
 
@@ -577,7 +578,9 @@ Tensor& Tensor::fill_(Scalar v) {
     T sv = scalar_as<T>(v);
     for_each_strided<1>(sizes(), {data_bytes(*this)}, {&strides()}, {static_cast<std::int64_t>(sizeof(T))},
                         [sv](std::array<char*, 1> p, std::array<std::int64_t, 1> st, std::int64_t n) {
-                          for (std::int64_t i = 0; i < n; ++i) *reinterpret_cast<T*>(p[0] + i * st[0]) = sv;
+                          if (st[0] == static_cast<std::int64_t>(sizeof(T))) std::fill_n(reinterpret_cast<T*>(p[0]), n, sv);
+                          else
+                            for (std::int64_t i = 0; i < n; ++i) *reinterpret_cast<T*>(p[0] + i * st[0]) = sv;
                         });
   });
   storage()->bump_version();

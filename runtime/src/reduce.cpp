@@ -1,6 +1,8 @@
 // Reductions: sum and mean over any dims (accumulated in double), max/min/argmax/argmin
 // over one dim or all.
+#include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <limits>
 
 #include "autocast.hpp"
@@ -44,6 +46,85 @@ Tensor accumulator_view(const Tensor& acc_keepdim, const Tensor& input, const st
   return as_strided_alias(acc_keepdim, input.sizes(), st, acc_keepdim.storage_offset());
 }
 
+// A float32 sum of a contiguous tensor whose reduced dims are all leading or all
+// trailing, into the double accumulator `acc`: blocks of at most kBlock elements are
+// summed in float across vector lanes (as PyTorch's CPU sum does), and each block's sum
+// is added in double, so the error stays that of a kBlock-element float sum. False when
+// the dims are mixed (the general path folds those).
+// The two float loops below, compiled for AVX2 as well where the CPU has it (chosen at
+// load time, by an ifunc), as PyTorch dispatches its CPU kernels by capability. Not under
+// the sanitizers: an ifunc resolver runs before their runtime is up, and crashes.
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && !defined(__SANITIZE_THREAD__) && \
+    !defined(__SANITIZE_ADDRESS__)
+#define MEMLENS_VECTOR_CLONES __attribute__((target_clones("avx2", "default")))
+#else
+#define MEMLENS_VECTOR_CLONES
+#endif
+
+// The sum of n consecutive floats (n at most a block), in four independent vectors of
+// eight lanes so the adds overlap.
+MEMLENS_VECTOR_CLONES float sum_block(const float* __restrict x, std::int64_t n) {
+  typedef float Lanes __attribute__((vector_size(32)));
+  Lanes acc[4] = {};
+  std::int64_t i = 0;
+  for (; i + 32 <= n; i += 32)
+    for (int k = 0; k < 4; ++k) {
+      Lanes v;
+      std::memcpy(&v, x + i + 8 * k, sizeof v);
+      acc[k] += v;
+    }
+  Lanes all = (acc[0] + acc[1]) + (acc[2] + acc[3]);
+  float block = 0;
+  for (int k = 0; k < 8; ++k) block += all[k];
+  for (; i < n; ++i) block += x[i];
+  return block;
+}
+
+// partial[c] += the sum over n rows of x[r * cols + c].
+MEMLENS_VECTOR_CLONES void sum_rows_into(float* __restrict partial, const float* __restrict x, std::int64_t n,
+                                         std::int64_t cols) {
+  for (std::int64_t r = 0; r < n; ++r) {
+    const float* __restrict row = x + r * cols;
+    for (std::int64_t c = 0; c < cols; ++c) partial[c] += row[c];
+  }
+}
+
+bool sum_float_blocks(const Tensor& t, const std::vector<bool>& mask, const Tensor& acc) {
+  constexpr std::int64_t kBlock = 256;
+  std::size_t lead = 0;
+  while (lead < mask.size() && mask[lead]) ++lead;
+  std::size_t trail = 0;
+  while (trail < mask.size() && mask[mask.size() - 1 - trail]) ++trail;
+  auto none = [](auto from, auto to) { return std::none_of(from, to, [](bool b) { return b; }); };
+  const bool trailing = trail > 0 && none(mask.begin(), mask.end() - static_cast<std::ptrdiff_t>(trail));
+  const bool leading = !trailing && lead > 0 && none(mask.begin() + static_cast<std::ptrdiff_t>(lead), mask.end());
+  if (!leading && !trailing) return false;
+  std::int64_t reduced = 1;
+  for (std::size_t i = 0; i < mask.size(); ++i)
+    if (mask[i]) reduced *= t.sizes()[i];
+  const std::int64_t kept = t.numel() / std::max<std::int64_t>(reduced, 1);
+  const float* x = static_cast<const float*>(t.raw_data());
+  double* out = static_cast<double*>(acc.raw_data());
+  if (trailing) {  // each kept row sums `reduced` consecutive elements
+    for (std::int64_t r = 0; r < kept; ++r) {
+      const float* row = x + r * reduced;
+      double total = 0;
+      for (std::int64_t b = 0; b < reduced; b += kBlock) total += sum_block(row + b, std::min(kBlock, reduced - b));
+      out[r] += total;
+    }
+    return true;
+  }
+  // leading: column c sums x[r * kept + c] over the reduced rows r, kBlock rows at a time
+  std::vector<float> partial_buffer(static_cast<std::size_t>(kept));
+  float* __restrict partial = partial_buffer.data();
+  for (std::int64_t b = 0; b < reduced; b += kBlock) {
+    std::fill_n(partial, kept, 0.0f);
+    sum_rows_into(partial, x + b * kept, std::min(kBlock, reduced - b), kept);
+    for (std::int64_t c = 0; c < kept; ++c) out[c] += partial[c];
+  }
+  return true;
+}
+
 // Folds the masked dims with + (or * for a product) into a double or int64 accumulator.
 template <bool Product>
 Tensor fold_impl(const Tensor& t, const std::vector<bool>& mask, bool keepdim, ScalarType out_type) {
@@ -52,7 +133,9 @@ Tensor fold_impl(const Tensor& t, const std::vector<bool>& mask, bool keepdim, S
   TensorOptions acc_options = TensorOptions(is_floating_point(out_type) ? kFloat64 : kInt64).device(t.device());
   Tensor acc = Product ? ones(keep, acc_options) : zeros(keep, acc_options);
   Tensor accv = accumulator_view(acc, t, mask);
-  dispatch(t.dtype(), [&](auto tag) {
+  if (!Product && t.dtype() == kFloat32 && t.is_contiguous() && sum_float_blocks(t, mask, acc)) {
+    // done by the blocked float path
+  } else dispatch(t.dtype(), [&](auto tag) {
     using T = decltype(tag);
     dispatch(acc.dtype(), [&](auto atag) {
       using A = decltype(atag);
@@ -60,10 +143,28 @@ Tensor fold_impl(const Tensor& t, const std::vector<bool>& mask, bool keepdim, S
       for_each_strided<2>(t.sizes(), {data_bytes(accv), data_bytes(t)}, {&accv.strides(), &t.strides()},
                           {static_cast<std::int64_t>(sizeof(A)), static_cast<std::int64_t>(sizeof(T))},
                           [&fold](std::array<char*, 2> p, std::array<std::int64_t, 2> s, std::int64_t n) {
-                            if (s[0] == 0) {  // reducing along the run: keep the value in a register
-                              A a = *reinterpret_cast<A*>(p[0]);
+                            constexpr auto kA = static_cast<std::int64_t>(sizeof(A)), kT = static_cast<std::int64_t>(sizeof(T));
+                            A* acc = reinterpret_cast<A*>(p[0]);
+                            const T* x = reinterpret_cast<const T*>(p[1]);
+                            if (s[0] == 0 && s[1] == kT) {
+                              // Along a dense run: eight independent partial folds, so the adds
+                              // overlap instead of waiting on each other, and vectorise.
+                              constexpr std::int64_t kLanes = 8;
+                              A lane[kLanes];
+                              for (auto& l : lane) l = Product ? A(1) : A(0);
+                              std::int64_t i = 0;
+                              for (; i + kLanes <= n; i += kLanes)
+                                for (std::int64_t k = 0; k < kLanes; ++k) lane[k] = fold(lane[k], x[i + k]);
+                              A a = *acc;
+                              for (auto l : lane) a = Product ? a * l : a + l;
+                              for (; i < n; ++i) a = fold(a, x[i]);
+                              *acc = a;
+                            } else if (s[0] == 0) {  // along a strided run: keep the value in a register
+                              A a = *acc;
                               for (std::int64_t i = 0; i < n; ++i) a = fold(a, *reinterpret_cast<const T*>(p[1] + i * s[1]));
-                              *reinterpret_cast<A*>(p[0]) = a;
+                              *acc = a;
+                            } else if (s[0] == kA && s[1] == kT) {  // across rows: one fold per column, vectorised
+                              for (std::int64_t i = 0; i < n; ++i) acc[i] = fold(acc[i], x[i]);
                             } else {
                               for (std::int64_t i = 0; i < n; ++i) {
                                 A& a = *reinterpret_cast<A*>(p[0] + i * s[0]);

@@ -1,6 +1,7 @@
 // Tensor metadata, construction helpers, copies between layouts, dtypes and devices.
 #include "memlens/runtime/tensor.hpp"
 
+#include <algorithm>
 #include <atomic>
 #include <cstring>
 #include <sstream>
@@ -132,6 +133,26 @@ ScalarType result_type(const Tensor& a, const Scalar& s) {
   return a.dtype();
 }
 
+namespace {
+// dst (contiguous [rows, cols]) from src whose rows run down memory (src.stride(0) == 1):
+// a matrix transpose, copied in square tiles so both sides stay in cache.
+void copy_transposed(const Tensor& dst, const Tensor& src) {
+  constexpr std::int64_t kTile = 32;
+  const std::int64_t rows = dst.size(0), cols = dst.size(1), ld = src.stride(1);
+  dispatch(dst.dtype(), [&](auto tag) {
+    using T = decltype(tag);
+    T* out = static_cast<T*>(dst.raw_data());
+    const T* in = static_cast<const T*>(src.raw_data());
+    for (std::int64_t r0 = 0; r0 < rows; r0 += kTile)
+      for (std::int64_t c0 = 0; c0 < cols; c0 += kTile) {
+        const std::int64_t r1 = std::min(rows, r0 + kTile), c1 = std::min(cols, c0 + kTile);
+        for (std::int64_t c = c0; c < c1; ++c)
+          for (std::int64_t r = r0; r < r1; ++r) out[r * cols + c] = in[c * ld + r];
+      }
+  });
+}
+}  // namespace
+
 void copy_into(const Tensor& dst, const Tensor& src) {
   Shape target = broadcast_shapes(dst.sizes(), src.sizes());
   if (target != dst.sizes())
@@ -140,6 +161,10 @@ void copy_into(const Tensor& dst, const Tensor& src) {
   Tensor s = expand_alias(src, dst.sizes());
   if (s.dtype() == dst.dtype() && s.is_contiguous() && dst.is_contiguous()) {
     std::memcpy(dst.raw_data(), s.raw_data(), dst.nbytes());
+    return;
+  }
+  if (s.dtype() == dst.dtype() && dst.dim() == 2 && dst.is_contiguous() && s.stride(0) == 1 && s.stride(1) > 1) {
+    copy_transposed(dst, s);
     return;
   }
   dispatch(dst.dtype(), [&](auto out_tag) {

@@ -180,6 +180,13 @@ void map_unary(const Tensor& out, const Tensor& a, F&& f) {
   for_each_strided<2>(out.sizes(), {data_bytes(out), data_bytes(a)}, {&out.strides(), &a.strides()},
                       {static_cast<std::int64_t>(sizeof(R)), static_cast<std::int64_t>(sizeof(T))},
                       [&](std::array<char*, 2> p, std::array<std::int64_t, 2> s, std::int64_t n) {
+                        constexpr auto kR = static_cast<std::int64_t>(sizeof(R)), kT = static_cast<std::int64_t>(sizeof(T));
+                        R* o = reinterpret_cast<R*>(p[0]);
+                        const T* x = reinterpret_cast<const T*>(p[1]);
+                        if (s[0] == kR && s[1] == kT) {  // dense runs: a loop the compiler vectorises
+                          for (std::int64_t i = 0; i < n; ++i) o[i] = f(x[i]);
+                          return;
+                        }
                         for (std::int64_t i = 0; i < n; ++i)
                           *reinterpret_cast<R*>(p[0] + i * s[0]) = f(*reinterpret_cast<const T*>(p[1] + i * s[1]));
                       });
@@ -193,6 +200,28 @@ void map_binary(const Tensor& out, const Tensor& a, const Tensor& b, F&& f) {
                       {static_cast<std::int64_t>(sizeof(R)), static_cast<std::int64_t>(sizeof(T)),
                        static_cast<std::int64_t>(sizeof(T))},
                       [&](std::array<char*, 3> p, std::array<std::int64_t, 3> s, std::int64_t n) {
+                        constexpr auto kR = static_cast<std::int64_t>(sizeof(R)), kT = static_cast<std::int64_t>(sizeof(T));
+                        R* o = reinterpret_cast<R*>(p[0]);
+                        const T* x = reinterpret_cast<const T*>(p[1]);
+                        const T* y = reinterpret_cast<const T*>(p[2]);
+                        // Dense runs, and runs against one broadcast value, as plain loops the
+                        // compiler vectorises.
+                        if (s[0] == kR && s[1] == kT) {
+                          if (s[2] == kT) {
+                            for (std::int64_t i = 0; i < n; ++i) o[i] = f(x[i], y[i]);
+                            return;
+                          }
+                          if (s[2] == 0) {
+                            const T v = *y;
+                            for (std::int64_t i = 0; i < n; ++i) o[i] = f(x[i], v);
+                            return;
+                          }
+                        }
+                        if (s[0] == kR && s[1] == 0 && s[2] == kT) {
+                          const T u = *x;
+                          for (std::int64_t i = 0; i < n; ++i) o[i] = f(u, y[i]);
+                          return;
+                        }
                         for (std::int64_t i = 0; i < n; ++i)
                           *reinterpret_cast<R*>(p[0] + i * s[0]) = f(*reinterpret_cast<const T*>(p[1] + i * s[1]),
                                                                      *reinterpret_cast<const T*>(p[2] + i * s[2]));
