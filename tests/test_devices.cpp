@@ -142,3 +142,38 @@ TEST_CASE("memory_summary shows the device's figures") {
   CHECK(format_bytes(4000256) == "3.81 MiB");
   CHECK(format_bytes(100) == "100 B");
 }
+
+TEST_CASE("pin_memory: a CPU tensor in pinned memory, cached in power-of-two blocks") {
+  host_empty_cache();
+  auto stat = [](const char* key) { return host_memory_stats()[key]; };
+  const std::int64_t segments_before = stat("segment.all.allocated");
+  Tensor x = arange(1000).to(kFloat32);  // 4000 bytes
+  CHECK_FALSE(x.is_pinned());
+  {
+    Tensor p = x.pin_memory();
+    CHECK(p.is_pinned());
+    CHECK(p.device() == kCPU);           // pinned tensors are CPU tensors
+    CHECK(equal(p, x));
+    CHECK(p.pin_memory().is_same(p));    // already pinned: itself
+    CHECK((p + 1).device() == kCPU);
+    CHECK_FALSE((p + 1).is_pinned());    // ops make ordinary CPU tensors
+    CHECK(stat("allocated_bytes.all.current") == 4096);
+    Tensor d = p.to(Device("sim"), /*non_blocking=*/true);
+    CHECK(equal(d.cpu(), x));
+    CHECK(p.to(kCPU).is_same(p));
+  }
+  // Freed, the block stays cached for the next request of its size.
+  CHECK(stat("allocated_bytes.all.current") == 0);
+  CHECK(stat("reserved_bytes.all.current") == 4096);
+  Tensor q = ones({1000}).pin_memory();
+  CHECK(stat("segment.all.allocated") == segments_before + 1);  // reused, not a new block
+  Tensor big = ones({1025}).pin_memory();                          // 4100 bytes: an 8192-byte block
+  CHECK(stat("reserved_bytes.all.current") == 4096 + 8192);
+  big = Tensor();
+  host_empty_cache();
+  CHECK(stat("reserved_bytes.all.current") == 4096);  // only the live block remains
+  CHECK_THROWS_WITH(ones({2}, Device("sim")).pin_memory(), "cannot pin 'sim:0' memory: only CPU tensors can be pinned");
+  Tensor w = ones({3}, requires_grad());
+  (w.pin_memory() * 2).sum().backward();
+  CHECK(w.grad().toString() == "tensor([2., 2., 2.])");
+}

@@ -103,9 +103,52 @@ TEST_CASE("recording turns allocations - views - copies and ops into events") {
   CHECK(saw_contiguous);
   CHECK(saw_transpose);
   CHECK(saw_add);
-  CHECK(r.header().devices.size() == 2);
+  CHECK(r.header().devices.size() == 3);
   CHECK(r.header().devices[1].name == "sim:0");
+  CHECK(r.header().devices[2].name == "cuda_host");
   CHECK_FALSE(r.modules().empty());
+  std::remove(path.c_str());
+}
+
+TEST_CASE("pinned memory is its own device in the trace - cuda_host - with its cached blocks") {
+  std::string path = temp_trace("pinned");
+  host_empty_cache();
+  start(path);
+  std::uint64_t pinned_storage = 0;
+  {
+    Tensor batch = ones({250, 4});          // 4000 bytes on cpu
+    Tensor pinned = batch.pin_memory();     // a 4096-byte pinned block (a power of two)
+    pinned_storage = pinned.storage()->id();
+    Tensor on_device = pinned.to(Device("sim"), true);
+  }
+  Tensor again = ones({250, 4}).pin_memory();  // reuses the cached block: no new segment
+  host_empty_cache();                          // the block is live: nothing to return yet
+  stop();
+  TraceReader r(path);
+  const std::uint8_t host = 2;
+  REQUIRE(r.header().devices[host].name == "cuda_host");
+  int segments = 0, allocs = 0, frees = 0, pinned_copies = 0, to_device = 0;
+  for (const Event& e : all_events(r)) {
+    if (e.device != host && !(e.kind == EventKind::Copy)) continue;
+    if (e.kind == EventKind::SegmentAlloc) {
+      ++segments;
+      CHECK(e.segment.size == 4096);
+    }
+    if (e.kind == EventKind::Alloc) {
+      ++allocs;
+      CHECK(e.alloc.size == 4096);
+      CHECK(e.alloc.requested == 4000);
+    }
+    if (e.kind == EventKind::FreeCompleted) ++frees;
+    if (e.kind == EventKind::Copy && e.device == host && e.copy.src_device == 0) ++pinned_copies;  // cpu -> pinned
+    if (e.kind == EventKind::Copy && e.copy.src_device == host && e.device == 1) ++to_device;     // pinned -> sim
+  }
+  CHECK(segments == 1);
+  CHECK(allocs == 2);
+  CHECK(frees == 1);
+  CHECK(pinned_copies == 2);
+  CHECK(to_device == 1);
+  CHECK(pinned_storage != 0);
   std::remove(path.c_str());
 }
 

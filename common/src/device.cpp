@@ -31,6 +31,7 @@ std::string Device::str() const {
     case DeviceType::CPU: return "cpu";
     case DeviceType::Sim: return "sim:" + std::to_string(index_);
     case DeviceType::CUDA: return "cuda:" + std::to_string(index_);
+    case DeviceType::CUDAHost: return "cuda_host";
   }
   return "?";
 }

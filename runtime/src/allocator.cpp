@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "memlens/runtime/caching_allocator.hpp"
+#include "memlens/runtime/caching_host_allocator.hpp"
 #include "memlens/runtime/direct_allocator.hpp"
 #include "memlens/runtime/errors.hpp"
 
@@ -43,11 +44,16 @@ Allocator& allocator_for(const Device& resolved) {
           new CachingAllocator(std::make_unique<SimSource>(sim_capacity_from_env()), AllocatorConfig::from_env());
       return *sim;
     }
+    case DeviceType::CUDAHost: {
+      static Allocator* pinned = new CachingHostAllocator(std::make_unique<HostSource>(Device(DeviceType::CUDAHost)));
+      return *pinned;
+    }
     case DeviceType::CUDA: break;
   }
   throw DeviceError("no allocator for device " + resolved.str() + " (the CUDA backend is not built)");
 }
 
-std::vector<Device> allocatable_devices() { return {kCPU, Device(DeviceType::Sim)}; }
+// No CUDA backend yet (issue 20): its GPUs will go between sim:0 and cuda_host.
+std::vector<Device> allocatable_devices() { return {kCPU, Device(DeviceType::Sim), Device(DeviceType::CUDAHost)}; }
 
 }  // namespace memlens

@@ -18,6 +18,8 @@ void reset_peak_memory_stats(const Device& d) { alloc(d).reset_peak_stats(); }
 void empty_cache(const Device& d) { alloc(d).empty_cache(); }
 std::map<std::string, std::int64_t> memory_stats(const Device& d) { return alloc(d).stats().as_map(); }
 std::vector<SegmentSnapshot> memory_snapshot(const Device& d) { return alloc(d).snapshot(); }
+std::map<std::string, std::int64_t> host_memory_stats() { return alloc(Device(DeviceType::CUDAHost)).stats().as_map(); }
+void host_empty_cache() { alloc(Device(DeviceType::CUDAHost)).empty_cache(); }
 
 Fragmentation fragmentation(const Allocator& a) {
   AllocatorStats s = a.stats();

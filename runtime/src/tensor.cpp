@@ -64,16 +64,16 @@ Tensor make_view(const Tensor& base, Shape sizes, Shape strides, std::int64_t of
 
 void emit_view(const Tensor& v, instrument::ViewKind kind) {
   if (auto* sink = instrument::sink())
-    sink->on_view(v.id(), v.storage()->id(), v.device(), kind, v.dtype(), v.sizes(), v.strides(), v.storage_offset());
+    sink->on_view(v.id(), v.storage()->id(), v.storage()->device(), kind, v.dtype(), v.sizes(), v.strides(), v.storage_offset());
 }
 
 void emit_copy(const Tensor& src, const Tensor& dst, instrument::CopyReason reason) {
   if (auto* sink = instrument::sink())
-    sink->on_copy(src.device(), src.raw_data(), dst.device(), dst.raw_data(), dst.nbytes(), reason);
+    sink->on_copy(src.storage()->device(), src.raw_data(), dst.storage()->device(), dst.raw_data(), dst.nbytes(), reason);
 }
 
 void emit_category(const Tensor& t, instrument::Category c) {
-  if (auto* sink = instrument::sink()) sink->on_category(t.storage()->id(), t.device(), c);
+  if (auto* sink = instrument::sink()) sink->on_category(t.storage()->id(), t.storage()->device(), c);
 }
 
 void OpTrace::report(const char* name, std::initializer_list<const Tensor*> inputs, const Tensor& out,
@@ -146,8 +146,8 @@ void copy_transposed(const Tensor& dst, const Tensor& src) {
     for (std::int64_t r0 = 0; r0 < rows; r0 += kTile)
       for (std::int64_t c0 = 0; c0 < cols; c0 += kTile) {
         const std::int64_t r1 = std::min(rows, r0 + kTile), c1 = std::min(cols, c0 + kTile);
-        for (std::int64_t c = c0; c < c1; ++c)
-          for (std::int64_t r = r0; r < r1; ++r) out[r * cols + c] = in[c * ld + r];
+        for (std::int64_t r = r0; r < r1; ++r)
+          for (std::int64_t c = c0; c < c1; ++c) out[r * cols + c] = in[c * ld + r];
       }
   });
 }
@@ -212,7 +212,11 @@ std::int64_t Tensor::numel() const { return numel_of(sizes()); }
 std::int64_t Tensor::storage_offset() const { return impl().offset; }
 ScalarType Tensor::dtype() const { return impl().dtype; }
 std::size_t Tensor::element_size() const { return memlens::element_size(dtype()); }
-Device Tensor::device() const { return impl().storage->device(); }
+Device Tensor::device() const {
+  const Device& d = impl().storage->device();
+  return d.type() == DeviceType::CUDAHost ? kCPU : d;  // pinned memory holds CPU tensors
+}
+bool Tensor::is_pinned() const { return impl().storage->device().type() == DeviceType::CUDAHost; }
 bool Tensor::is_floating_point() const { return memlens::is_floating_point(dtype()); }
 std::uint64_t Tensor::id() const { return impl().id; }
 const std::shared_ptr<StorageImpl>& Tensor::storage() const { return impl().storage; }
@@ -268,6 +272,24 @@ Scalar Tensor::item() const {
     default: return Scalar(v);
   }
 }
+
+Tensor Tensor::pin_memory() const {
+  MEMLENS_API_ENTRY();
+  if (is_pinned()) return *this;
+  if (!device().is_cpu())
+    throw DeviceError("cannot pin '" + device().str() + "' memory: only CPU tensors can be pinned");
+  Tensor out = make_tensor(sizes(), dtype(), Device(DeviceType::CUDAHost));
+  copy_into(out, *this);
+  emit_copy(*this, out, instrument::CopyReason::ToDevice);
+  autograd::record(out, "ToCopyBackward0", {*this}, [](const Tensor& g, const autograd::Node&) {
+    return std::vector<Tensor>{g};
+  });
+  return out;
+}
+
+// On cpu and sim every copy is done when it returns, so non_blocking changes nothing
+// there; it is accepted so that code written for a GPU runs unchanged.
+Tensor Tensor::to(const Device& d, bool /*non_blocking*/) const { return to(d); }
 
 Tensor Tensor::to(const Device& d) const {
   MEMLENS_API_ENTRY();

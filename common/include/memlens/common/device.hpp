@@ -6,7 +6,10 @@
 
 namespace memlens {
 
-enum class DeviceType : std::uint8_t { CPU, Sim, CUDA };
+// CUDAHost: pinned (page-locked) host memory. It holds CPU tensors (their device() is
+// cpu, as PyTorch's pinned tensors are) but is its own device in a trace, `cuda_host`,
+// as in PyTorch's memory snapshots.
+enum class DeviceType : std::uint8_t { CPU, Sim, CUDA, CUDAHost };
 
 // A device as the user names it. `Device("cuda")` may be *served* by another device
 // (sim, when no GPU is present); the runtime's `resolve()` says which one really holds
@@ -23,7 +26,7 @@ class Device {
   bool is_cpu() const { return type_ == DeviceType::CPU; }
   bool is_sim() const { return type_ == DeviceType::Sim; }
   bool is_cuda() const { return type_ == DeviceType::CUDA; }
-  std::string str() const;  // "cpu", "sim:0", "cuda:0"
+  std::string str() const;  // "cpu", "sim:0", "cuda:0", "cuda_host"
   bool operator==(const Device&) const = default;
 
  private:

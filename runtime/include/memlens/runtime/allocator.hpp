@@ -73,8 +73,8 @@ class Allocator {
 
 // The allocator serving a resolved device (cpu or sim); created on first use.
 Allocator& allocator_for(const Device& resolved);
-// Every device this process can allocate on, in a fixed order (cpu, sim:0, then each CUDA
-// device the backend serves): the recorder lists them in a trace's header, where the
+// Every device this process can allocate on, in a fixed order (cpu, sim:0, each CUDA
+// device the backend serves, then cuda_host, as PyTorch's snapshots list host memory): the recorder lists them in a trace's header, where the
 // index is the events' device, and observes each one's allocator.
 std::vector<Device> allocatable_devices();
 

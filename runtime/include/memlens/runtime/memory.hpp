@@ -17,6 +17,10 @@ std::int64_t max_memory_allocated(const Device& d = default_device());
 std::int64_t max_memory_reserved(const Device& d = default_device());
 void reset_peak_memory_stats(const Device& d = default_device());
 void empty_cache(const Device& d = default_device());
+// Pinned host memory (Tensor::pin_memory): its statistics, as memory_stats, and the
+// cached blocks returned (torch.cuda.host_memory_stats, torch._C._host_emptyCache).
+std::map<std::string, std::int64_t> host_memory_stats();
+void host_empty_cache();
 // torch.cuda.memory_stats(): "allocated_bytes.all.current" and the rest.
 std::map<std::string, std::int64_t> memory_stats(const Device& d = default_device());
 // Segments and their blocks, as torch.cuda.memory_snapshot().

@@ -32,16 +32,19 @@ class MemorySource {
   virtual void release_range(void* /*base*/, std::size_t /*bytes*/) {}
 };
 
-// Host memory from the C heap, 64-byte aligned.
+// Host memory from the C heap, 64-byte aligned: the cpu device's, and pinned memory's
+// (cuda_host) where no CUDA backend can page-lock it.
 class HostSource final : public MemorySource {
  public:
+  explicit HostSource(Device device = kCPU) : device_(device) {}
   void* acquire(std::size_t bytes) override;
   void release(void* ptr, std::size_t bytes) override;
-  Device device() const override { return kCPU; }
+  Device device() const override { return device_; }
   std::size_t capacity() const override;
   std::size_t used() const override;
 
  private:
+  Device device_;
   mutable std::mutex mu_;
   std::size_t used_ = 0;
 };

@@ -130,10 +130,17 @@ class Tensor {
 
   // --- devices and types
   Tensor to(const Device& d) const;
+  // PyTorch's non_blocking: the copy may overlap host work when the source is pinned.
+  Tensor to(const Device& d, bool non_blocking) const;
   Tensor to(ScalarType t) const;
   Tensor cpu() const;
   Tensor cuda() const;
   Tensor clone() const;
+  // A copy in pinned (page-locked) host memory, the device `cuda_host` of a trace; the
+  // tensor itself stays a CPU tensor. Pinned blocks are cached by the host allocator
+  // (host_empty_cache returns them).
+  Tensor pin_memory() const;
+  bool is_pinned() const;
   Tensor contiguous() const;
 
   // --- views (share storage)
