@@ -5,7 +5,7 @@
 
 Alternates memlens and PyTorch `rounds` times (default 3) and prints one JSON object:
 per case the median nanoseconds of each and their ratio (memlens / PyTorch; below 1 is
-faster), plus the MLP step's allocations per step. Needs `python3 -c "import torch"`
+faster), plus the MLP step's allocations per step (PyTorch's counted by its profiler). Needs `python3 -c "import torch"`
 (Debian's python3-torch); PyTorch is never a build or test dependency.
 """
 import json
@@ -21,6 +21,14 @@ try:
 except ImportError:
     sys.exit("compare_torch.py: PyTorch is not importable here (apt-get install python3-torch)")
 torch.set_num_threads(1)
+
+
+def torch_allocations(step):
+    """Allocations one call of `step` makes, from PyTorch's profiler (profile_memory)."""
+    from torch.profiler import ProfilerActivity, profile
+    with profile(activities=[ProfilerActivity.CPU], profile_memory=True) as p:
+        step()
+    return sum(1 for e in p.profiler.kineto_results.events() if e.name() == "[memory]" and e.nbytes() > 0)
 
 
 def torch_cases():
@@ -39,6 +47,7 @@ def torch_cases():
         opt.step()
 
     step()
+    torch_cases.allocations = torch_allocations(step)
     return {
         "BM_Matmul/512": (lambda: a512 @ b512, 50),
         "BM_BroadcastAdd": (lambda: a + row, 300),
@@ -82,7 +91,7 @@ def main():
     for name in cases:
         mo, to = statistics.median(ours[name]), statistics.median(theirs[name])
         report["cases"][name] = {"memlens_ns": round(mo), "torch_ns": round(to), "ratio": round(mo / to, 3)}
-    report["mlp_allocations_per_step"] = {"memlens": allocations}
+    report["mlp_allocations_per_step"] = {"memlens": allocations, "torch": torch_cases.allocations}
     print(json.dumps(report, indent=2))
 
 

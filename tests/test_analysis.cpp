@@ -468,3 +468,41 @@ TEST_CASE("memory_at: segments and their live blocks at a moment, with the views
   CHECK(after.devices[0].segments[0].blocks.size() == 1);
   CHECK(after.devices[0].allocated == 65536);
 }
+
+TEST_CASE("memory_at from checkpoints: the same state as a replay from the start, in any order", "[analysis]") {
+  TraceBuilder t("memory-at-index", 16);  // 16 events a chunk: many chunk boundaries
+  auto s = t.site(7);
+  t.segment(kSeg, 64 * kMiB);
+  // 600 blocks of growing sizes, each freed 50 blocks later; a view on every tenth.
+  for (std::uint64_t i = 0; i < 600; ++i) {
+    t.alloc(kSeg + i * 65536, 512 * (i % 97 + 1), s, 1000 + i);
+    if (i % 10 == 0) t.view(1000 + i, ViewKind::Narrow, s);
+    if (i >= 50) t.free(kSeg + (i - 50) * 65536, 512 * ((i - 50) % 97 + 1));
+  }
+  memlens::profiler::TraceReader r = t.read();
+  REQUIRE(r.chunks().size() > 50);
+  MemoryAtIndex index(r, 64);  // a checkpoint every 64 events passed
+  auto same = [](const MemoryAt& a, const MemoryAt& b) {
+    REQUIRE(a.devices.size() == b.devices.size());
+    for (std::size_t d = 0; d < a.devices.size(); ++d) {
+      CHECK(a.devices[d].allocated == b.devices[d].allocated);
+      CHECK(a.devices[d].largest_free_block == b.devices[d].largest_free_block);
+      REQUIRE(a.devices[d].segments.size() == b.devices[d].segments.size());
+      const auto& x = a.devices[d].segments[0].blocks;
+      const auto& y = b.devices[d].segments[0].blocks;
+      REQUIRE(x.size() == y.size());
+      for (std::size_t i = 0; i < x.size(); ++i) {
+        CHECK(x[i].address == y[i].address);
+        CHECK(x[i].views.size() == y[i].views.size());
+        CHECK(a.sites[x[i].site].location == b.sites[y[i].site].location);
+      }
+    }
+  };
+  const std::uint64_t end = 1211 * 1000;  // 1,211 events, 1 µs apart: past the last one
+  for (std::uint64_t at : std::vector<std::uint64_t>{end, 100'000, 700'000, 3'000, end / 2, end})
+    same(index.at(at), memory_at(r, at));
+  CHECK(index.checkpoints() > 5);
+  CHECK(index.checkpoints() <= 64);
+  MemoryAt last = index.at(end);
+  CHECK(last.devices[0].segments[0].blocks.size() == 50);  // the 50 not yet freed
+}

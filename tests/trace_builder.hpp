@@ -15,9 +15,9 @@ class TraceBuilder {
  public:
   static constexpr std::uint8_t kCpu = 0, kSim = 1;
 
-  explicit TraceBuilder(const std::string& name)
+  explicit TraceBuilder(const std::string& name, std::size_t events_per_chunk = 4096)
       : path_("/tmp/memlens-test-" + std::to_string(::getpid()) + "-" + name + ".memtrace"),
-        writer_(path_, header()) {}
+        writer_(path_, header(), events_per_chunk) {}
   ~TraceBuilder() { std::remove(path_.c_str()); }
 
   std::uint32_t site(int line, const char* file = "model.cpp") { return writer_.intern_site(file, line, "train"); }

@@ -288,10 +288,17 @@ void TraceReader::decode_chunk(const ChunkInfo& c, const std::function<void(cons
 }
 
 void TraceReader::for_each(const std::function<void(const Event&)>& visit, std::uint64_t until_ns) const {
+  for_each_from(0, nullptr, visit, until_ns);
+}
+
+void TraceReader::for_each_from(std::size_t first, const std::function<void(std::size_t)>& at_chunk,
+                                const std::function<void(const Event&)>& visit, std::uint64_t until_ns) const {
   const std::size_t readable = readable_chunks_.load();
   std::uint64_t events = 0;
-  for (std::size_t i = 0; i < readable; ++i) {
+  for (std::size_t i = 0; i < first && i < readable; ++i) events += event_chunks_[i].count;
+  for (std::size_t i = first; i < readable; ++i) {
     if (event_chunks_[i].first_time_ns > until_ns) return;  // events are in time order
+    if (at_chunk) at_chunk(i);
     try {
       decode_chunk(event_chunks_[i], visit);
     } catch (const TraceError& e) {

@@ -30,6 +30,7 @@ void TraceSession::load(std::string path) {
         }));
     report->path = path;
     path_ = path;
+    index_.reset();  // it reads the trace about to be replaced
     reader_ = std::move(reader);
     report_ = std::move(report);
     at_.reset();
@@ -47,7 +48,8 @@ std::string TraceSession::take_error() {
 }
 
 const analysis::MemoryAt& TraceSession::memory_at(std::uint64_t time_ns) {
-  if (!at_ || at_->time_ns != time_ns) at_ = analysis::memory_at(*reader_, time_ns);
+  if (!index_) index_ = std::make_unique<analysis::MemoryAtIndex>(*reader_);
+  if (!at_ || at_->time_ns != time_ns) at_ = index_->at(time_ns);
   return *at_;
 }
 

@@ -37,7 +37,8 @@ class TraceSession {
   // Ready only.
   const analysis::Report& report() const { return *report_; }
   const profiler::TraceReader& reader() const { return *reader_; }
-  // The allocator state at `time_ns` (Ready only), recomputed when the time changes.
+  // The allocator state at `time_ns` (Ready only), recomputed when the time changes from
+  // the nearest checkpoint the session's MemoryAtIndex keeps.
   const analysis::MemoryAt& memory_at(std::uint64_t time_ns);
 
  private:
@@ -50,6 +51,7 @@ class TraceSession {
   std::string path_, pending_path_, error_;  // shown, being opened, why it failed
   std::unique_ptr<profiler::TraceReader> reader_;
   std::unique_ptr<analysis::Report> report_;
+  std::unique_ptr<analysis::MemoryAtIndex> index_;  // over reader_
   std::optional<analysis::MemoryAt> at_;
 };
 

@@ -1,7 +1,10 @@
 #pragma once
 // The allocator state at one moment of a trace, block by block: what the viewer draws
-// under its cursor. Read by replaying the trace up to that moment.
+// under its cursor. Read by replaying the trace up to that moment, from a checkpoint when
+// one is kept.
 #include <cstdint>
+#include <map>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -51,7 +54,39 @@ struct MemoryAt {
   std::vector<DeviceAt> devices;  // devices with memory then
 };
 
-// Everything applied up to and including events at `time_ns` after the first event.
+class SiteTable;
+
+// memory_at for a cursor that moves (the viewer's): each visit replays from the nearest
+// checkpoint it holds, the state at a chunk boundary, which replays leave behind every
+// `spacing` events as they pass. After one visit to the end, any moment costs at most
+// about a spacing's worth of events. Checkpoints are bounded (at most 64: past that,
+// every other one goes and the spacing doubles).
+class MemoryAtIndex {
+ public:
+  explicit MemoryAtIndex(const profiler::TraceReader& trace, std::uint64_t spacing = 1 << 18);
+  ~MemoryAtIndex();
+  MemoryAtIndex(const MemoryAtIndex&) = delete;
+  MemoryAtIndex& operator=(const MemoryAtIndex&) = delete;
+
+  // Everything applied up to and including events at `time_ns` after the first event.
+  MemoryAt at(std::uint64_t time_ns);
+  std::size_t checkpoints() const { return checkpoints_.size(); }
+
+ private:
+  struct State;
+  void thin();
+  MemoryAt describe(const State& state, std::uint64_t time_ns, std::uint64_t first);
+
+  const profiler::TraceReader& trace_;
+  std::vector<profiler::ChunkInfo> chunks_;
+  std::vector<SiteRef> sites_{SiteRef{}};  // shared by every visit, so site ids are stable
+  std::unique_ptr<SiteTable> site_table_;
+  std::map<std::size_t, std::unique_ptr<State>> checkpoints_;  // the state before chunk i
+  std::uint64_t spacing_;
+};
+
+// One visit: everything applied up to and including events at `time_ns` after the first
+// event.
 MemoryAt memory_at(const profiler::TraceReader& trace, std::uint64_t time_ns);
 
 }  // namespace memlens::analysis

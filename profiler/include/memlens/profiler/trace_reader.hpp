@@ -40,6 +40,10 @@ class TraceReader {
   // long trace costs what that start holds (the last chunk read may pass it; the caller
   // skips those events).
   void for_each(const std::function<void(const Event&)>& visit, std::uint64_t until_ns = UINT64_MAX) const;
+  // As for_each, from chunk `first` (an index into chunks()) on, calling `at_chunk(i)`
+  // before chunk i is decoded: where a caller keeps its state, as memory_at's checkpoints.
+  void for_each_from(std::size_t first, const std::function<void(std::size_t)>& at_chunk,
+                     const std::function<void(const Event&)>& visit, std::uint64_t until_ns = UINT64_MAX) const;
   // The events of one chunk (random access for a viewer's time window).
   std::vector<Event> read_chunk(std::size_t i) const;
 
