@@ -10,11 +10,18 @@
 namespace memlens::profiler::codec {
 
 inline void put_varint(std::string& out, std::uint64_t v) {
+  if (v < 0x80) {  // most fields: one byte
+    out.push_back(static_cast<char>(v));
+    return;
+  }
+  char bytes[10];  // built here and appended once, not pushed back byte by byte
+  std::size_t n = 0;
   while (v >= 0x80) {
-    out.push_back(static_cast<char>(v | 0x80));
+    bytes[n++] = static_cast<char>(v | 0x80);
     v >>= 7;
   }
-  out.push_back(static_cast<char>(v));
+  bytes[n++] = static_cast<char>(v);
+  out.append(bytes, n);
 }
 inline std::uint64_t zigzag(std::int64_t v) { return (static_cast<std::uint64_t>(v) << 1) ^ static_cast<std::uint64_t>(v >> 63); }
 inline std::int64_t unzigzag(std::uint64_t v) { return static_cast<std::int64_t>(v >> 1) ^ -static_cast<std::int64_t>(v & 1); }

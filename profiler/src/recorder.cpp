@@ -61,7 +61,7 @@ class Recorder final : public instrument::Sink {
     path_ = path;
     stack_depth_.store(options.stacks ? std::clamp(options.stack_depth, 1, kMaxFrames) : 0, std::memory_order_relaxed);
     TickClock clock;
-    clock.calibrate();
+    clock.start();  // the writer thread finishes the calibration
     rings_.discard();  // records published after the last recording stopped
     // Memory allocated before recording began is not a ghost: describe it first.
     for (auto& o : observers_) describe_existing(*o);

@@ -4,7 +4,6 @@
 // trace's steady_clock nanoseconds by a ratio calibrated when recording starts.
 #include <chrono>
 #include <cstdint>
-#include <thread>
 
 #if defined(__x86_64__)
 #include <x86intrin.h>
@@ -27,11 +26,19 @@ inline std::uint64_t steady_ns() {
 
 class TickClock {
  public:
-  // Measures ticks against steady_clock over a few milliseconds.
-  void calibrate() {
+  // Measures ticks against steady_clock in two readings: start() takes the first,
+  // finish() the second and sets the ratio (the longer between them, the more exact).
+  // The recorder starts it and the writer thread finishes it kSpan later, or sooner when
+  // the recording stops first, so the program never waits for it.
+  static constexpr std::chrono::milliseconds kSpan{5};
+  void start() {
     tick0_ = ticks();
     ns0_ = steady_ns();
-    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  std::chrono::steady_clock::time_point started() const {
+    return std::chrono::steady_clock::time_point(std::chrono::nanoseconds(ns0_));
+  }
+  void finish() {
     std::uint64_t t1 = ticks(), n1 = steady_ns();
     ns_per_tick_ = t1 > tick0_ ? static_cast<double>(n1 - ns0_) / static_cast<double>(t1 - tick0_) : 1.0;
   }

@@ -68,6 +68,11 @@ std::size_t WriterThread::drain() {
 }
 
 void WriterThread::run() {
+  {
+    std::unique_lock l(mu_);
+    wake_.wait_until(l, clock_.started() + TickClock::kSpan, [this] { return stop_requested_; });
+  }
+  clock_.finish();  // before any record's ticks become nanoseconds
   auto last_flush = std::chrono::steady_clock::now();
   bool busy = false;  // the last drain found records: look again before sleeping
   while (true) {
@@ -75,10 +80,13 @@ void WriterThread::run() {
     std::uint64_t flush_wanted;
     {
       std::unique_lock l(mu_);
-      if (!busy)
-        wake_.wait_for(l, std::chrono::milliseconds(10), [this] {
-          return stop_requested_ || flush_requested_ > flush_done_ || wake_requested_.load(std::memory_order_acquire);
-        });
+      // Drains come in batches, a short pause apart even while records keep coming: a
+      // writer that polled the rings without pause would pull the producers' ring heads
+      // into its cache after every record, and each record's publish would then wait for
+      // that line. A producer whose ring fills wakes it at once.
+      wake_.wait_for(l, busy ? kBusyPause : std::chrono::milliseconds(10), [this] {
+        return stop_requested_ || flush_requested_ > flush_done_ || wake_requested_.load(std::memory_order_acquire);
+      });
       wake_requested_.store(false, std::memory_order_relaxed);
       stopping = stop_requested_;
       flush_wanted = flush_requested_;

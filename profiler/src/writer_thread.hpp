@@ -19,6 +19,9 @@ namespace memlens::profiler {
 
 class WriterThread {
  public:
+  // The pause between drains while records keep coming (see run()).
+  static constexpr std::chrono::milliseconds kBusyPause{1};
+
   explicit WriterThread(ThreadRings& rings) : rings_(rings) {}
   ~WriterThread() { stop(); }
   WriterThread(const WriterThread&) = delete;
