@@ -80,10 +80,10 @@ void WriterThread::run() {
     std::uint64_t flush_wanted;
     {
       std::unique_lock l(mu_);
-      // Drains come in batches, a short pause apart even while records keep coming: a
-      // writer that polled the rings without pause would pull the producers' ring heads
-      // into its cache after every record, and each record's publish would then wait for
-      // that line. A producer whose ring fills wakes it at once.
+      // Drains come in batches, a short pause apart even while records keep coming, so
+      // the writer does not poll the producers' ring heads without end (each poll pulls
+      // the line a producer writes at every publish). A producer whose ring fills wakes
+      // it at once.
       wake_.wait_for(l, busy ? kBusyPause : std::chrono::milliseconds(10), [this] {
         return stop_requested_ || flush_requested_ > flush_done_ || wake_requested_.load(std::memory_order_acquire);
       });
