@@ -10,9 +10,12 @@ if(NOT MEMLENS_CUDA STREQUAL "OFF")
     # CMake 3.25 does not know nvcc 13's C++20 flag.
     set(CMAKE_CUDA20_STANDARD_COMPILE_OPTION "-std=c++20")
     set(CMAKE_CUDA20_EXTENSION_COMPILE_OPTION "-std=c++20")
+    # sm_90 code plus its PTX, which newer GPUs compile when they load it.
     if(NOT DEFINED CMAKE_CUDA_ARCHITECTURES)
-      set(CMAKE_CUDA_ARCHITECTURES "75;90")
+      set(CMAKE_CUDA_ARCHITECTURES "90")
     endif()
+    # One CUDA runtime in a process: the shared one, as every target links CUDA::cudart.
+    set(CMAKE_CUDA_RUNTIME_LIBRARY Shared)
     enable_language(CUDA)
     find_package(CUDAToolkit REQUIRED)
     set(MEMLENS_HAVE_CUDA ON)

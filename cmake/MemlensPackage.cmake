@@ -5,6 +5,9 @@ include(CMakePackageConfigHelpers)
 
 set(_memlens_libraries memlens_common:common memlens_allocator:allocator memlens_runtime:runtime memlens_trace:trace memlens_recorder:recorder
     memlens_replay:replay memlens_analysis:analysis memlens_snapshot:snapshot)
+if(MEMLENS_HAVE_CUDA)
+  list(APPEND _memlens_libraries memlens_cuda_kernels:cuda_kernels)
+endif()
 foreach(entry IN LISTS _memlens_libraries)
   string(REPLACE ":" ";" parts "${entry}")
   list(GET parts 0 target)
@@ -29,7 +32,7 @@ install(FILES ${PROJECT_BINARY_DIR}/install/memlensConfig.cmake ${PROJECT_BINARY
 
 set(MEMLENS_PC_CUDA_LIBS "")
 if(MEMLENS_HAVE_CUDA)
-  set(MEMLENS_PC_CUDA_LIBS "-L${CUDAToolkit_LIBRARY_DIR} -lcudart")
+  set(MEMLENS_PC_CUDA_LIBS "-lmemlens_cuda_kernels -L${CUDAToolkit_LIBRARY_DIR} -lcublas -lcudart")
 endif()
 configure_file(${PROJECT_SOURCE_DIR}/cmake/memlens.pc.in ${PROJECT_BINARY_DIR}/install/memlens.pc @ONLY)
 install(FILES ${PROJECT_BINARY_DIR}/install/memlens.pc DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig)

@@ -42,6 +42,7 @@ AdvancedIndex::AdvancedIndex(const Tensor& self, const std::vector<std::pair<std
   index_shape_ = shape;
   for (const auto& [d, index] : positions) {
     Tensor flat = expand_alias(index, shape).contiguous();
+    if (on_gpu(flat)) flat = transfer_copy(flat, kCPU);  // the positions are worked out on the host
     const auto* p = static_cast<const std::int64_t*>(flat.raw_data());
     const std::int64_t n = self.size(d);
     std::vector<std::int64_t> at(p, p + flat.numel());
@@ -116,9 +117,20 @@ Tensor AdvancedIndex::slice_of(const Tensor& dims_first, std::int64_t b) const {
                           Shape(dims_first.strides().begin() + k, dims_first.strides().end()), slice_offset(dims_first, b));
 }
 
+Tensor AdvancedIndex::offsets_on(const Tensor& t) const {
+  Tensor offsets = make_tensor({static_cast<std::int64_t>(at_.empty() ? 0 : at_.front().size())}, kInt64, kCPU);
+  auto* p = offsets.data_ptr<std::int64_t>();
+  for_each_position(t, [&](std::int64_t b, std::int64_t offset) { p[b] = offset; });
+  return transfer_copy(offsets, t.device());
+}
+
 Tensor AdvancedIndex::gather(const Tensor& self) const {
   Tensor out = make_tensor(result_shape_, self.dtype(), self.device());
   Tensor dst = index_dims_first(out);
+  if (on_gpu(self)) {
+    gpu().take(dst, static_cast<std::int64_t>(index_shape_.size()), rest_of(self, rest_dims_, 0), offsets_on(self), 1, 0);
+    return out;
+  }
   if (rest_dims_.empty()) {  // one element per index element: no tensor per element
     const std::size_t es = self.element_size();
     char* o = data_bytes(out) - out.storage_offset() * static_cast<std::int64_t>(es);
@@ -136,6 +148,11 @@ Tensor AdvancedIndex::gather(const Tensor& self) const {
 
 void AdvancedIndex::put(const Tensor& self, const Tensor& values, bool accumulate) const {
   Tensor src = index_dims_first(values);
+  if (on_gpu(self)) {
+    gpu().put(rest_of(self, rest_dims_, 0), offsets_on(self), 1, 0, src, static_cast<std::int64_t>(index_shape_.size()),
+              accumulate);
+    return;
+  }
   for_each_position(self, [&](std::int64_t b, std::int64_t offset) {
     Tensor part = rest_of(self, rest_dims_, offset);
     if (accumulate) accumulate_into(part, slice_of(src, b));

@@ -30,6 +30,8 @@ class AdvancedIndex {
   // slice (the rest dims) as an alias.
   std::int64_t slice_offset(const Tensor& dims_first, std::int64_t b) const;
   Tensor slice_of(const Tensor& dims_first, std::int64_t b) const;
+  // Each index element's storage offset in `t`, as an int64 tensor on t's device.
+  Tensor offsets_on(const Tensor& t) const;
   // Calls f(b, offset) for each index element b, with its storage offset in `t`.
   template <class F>
   void for_each_position(const Tensor& t, F&& f) const;

@@ -1,8 +1,11 @@
 #include "memlens/runtime/allocator.hpp"
 
 #include <algorithm>
+#include <mutex>
 
+#include "cuda_probe.hpp"
 #include "memlens/runtime/caching_allocator.hpp"
+#include "memlens/runtime/cuda_source.hpp"
 #include "memlens/runtime/caching_host_allocator.hpp"
 #include "memlens/runtime/direct_allocator.hpp"
 #include "memlens/runtime/errors.hpp"
@@ -45,15 +48,35 @@ Allocator& allocator_for(const Device& resolved) {
       return *sim;
     }
     case DeviceType::CUDAHost: {
-      static Allocator* pinned = new CachingHostAllocator(std::make_unique<HostSource>(Device(DeviceType::CUDAHost)));
+      // Page-locked where a GPU can copy from it; plain host memory named cuda_host elsewhere.
+      static Allocator* pinned =
+          detail::cuda_usable()
+              ? new CachingHostAllocator(std::make_unique<PinnedSource>(), &detail::cuda_stream_events())
+              : new CachingHostAllocator(std::make_unique<HostSource>(Device(DeviceType::CUDAHost)));
       return *pinned;
     }
-    case DeviceType::CUDA: break;
+    case DeviceType::CUDA: {
+      constexpr int kMaxGpus = 64;
+      static std::once_flag made[kMaxGpus];
+      static Allocator* gpus[kMaxGpus] = {};
+      const int i = resolved.index();
+      if (i < 0 || i >= std::min(kMaxGpus, detail::cuda_device_count())) break;
+      std::call_once(made[i], [i] {
+        gpus[i] = new CachingAllocator(std::make_unique<CudaSource>(i), AllocatorConfig::from_env(),
+                                       &detail::cuda_stream_events());
+      });
+      return *gpus[i];
+    }
   }
-  throw DeviceError("no allocator for device " + resolved.str() + " (the CUDA backend is not built)");
+  throw DeviceError("no allocator for device " + resolved.str() + " (" +
+                    (cuda_unavailable_reason().empty() ? "no such CUDA device" : cuda_unavailable_reason()) + ")");
 }
 
-// No CUDA backend yet (issue 20): its GPUs will go between sim:0 and cuda_host.
-std::vector<Device> allocatable_devices() { return {kCPU, Device(DeviceType::Sim), Device(DeviceType::CUDAHost)}; }
+std::vector<Device> allocatable_devices() {
+  std::vector<Device> devices{kCPU, Device(DeviceType::Sim)};
+  for (int i = 0; i < detail::cuda_device_count(); ++i) devices.emplace_back(DeviceType::CUDA, i);
+  devices.emplace_back(DeviceType::CUDAHost);
+  return devices;
+}
 
 }  // namespace memlens

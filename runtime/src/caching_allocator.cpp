@@ -451,7 +451,7 @@ std::size_t CachingAllocator::cached_free_bytes() const {
 void CachingAllocator::throw_oom(const Request& r) {
   const AllocatorStats& s = stats_locked();
   auto cap = static_cast<std::int64_t>(source_->capacity());
-  auto device_free = cap - static_cast<std::int64_t>(source_->used());
+  auto device_free = static_cast<std::int64_t>(source_->available());
   std::int64_t allocated = s.allocated_bytes.all.current, reserved = s.reserved_bytes.all.current;
   auto largest = static_cast<std::int64_t>(largest_free_block());
   auto cached = static_cast<std::int64_t>(cached_free_bytes());

@@ -13,11 +13,13 @@ namespace {
 constexpr Pool kHostPool = Pool::Large;
 }  // namespace
 
-CachingHostAllocator::CachingHostAllocator(std::unique_ptr<MemorySource> source) : source_(std::move(source)) {}
+CachingHostAllocator::CachingHostAllocator(std::unique_ptr<MemorySource> source, StreamEvents* events)
+    : source_(std::move(source)), events_(events) {}
 
 CachingHostAllocator::~CachingHostAllocator() {
   for (auto& [p, b] : live_) source_->release(p, b.size);
   for (auto& [size, p] : cached_) source_->release(p, size);
+  for (auto& f : pending_) source_->release(f.ptr, f.block.size);
 }
 
 std::size_t CachingHostAllocator::round_size(std::size_t bytes) {
@@ -30,6 +32,7 @@ void* CachingHostAllocator::allocate(std::size_t bytes, StreamId stream, std::ui
   void* p = nullptr;
   {
     std::lock_guard lock(mu_);
+    complete_finished_frees();
     if (auto it = cached_.find(size); it != cached_.end()) {
       p = it->second;
       cached_.erase(it);
@@ -39,8 +42,7 @@ void* CachingHostAllocator::allocate(std::size_t bytes, StreamId stream, std::ui
   if (fresh) p = source_->acquire(size);
   std::lock_guard lock(mu_);
   if (!p) {
-    auto cap = static_cast<std::int64_t>(source_->capacity());
-    auto free = cap - static_cast<std::int64_t>(source_->used());
+    auto free = static_cast<std::int64_t>(source_->available());
     std::int64_t allocated = stats_locked().allocated_bytes.all.current;
     std::int64_t reserved = stats_locked().reserved_bytes.all.current;
     notify({.kind = EventKind::Oom, .pool = kHostPool, .size = sz, .requested = static_cast<std::int64_t>(bytes),
@@ -50,7 +52,7 @@ void* CachingHostAllocator::allocate(std::size_t bytes, StreamId stream, std::ui
                            " of it allocated by tensors.");
   }
   auto addr = reinterpret_cast<std::uintptr_t>(p);
-  live_.emplace(p, Block{size, bytes, owner, stream});
+  live_.emplace(p, Block{size, bytes, owner, stream, {}});
   if (fresh) notify({.kind = EventKind::SegmentAlloc, .pool = kHostPool, .address = addr, .size = sz, .stream = stream});
   notify({.kind = EventKind::Alloc, .pool = kHostPool, .address = addr, .segment = addr, .size = sz,
           .requested = static_cast<std::int64_t>(bytes), .storage = owner, .stream = stream});
@@ -67,15 +69,43 @@ void CachingHostAllocator::deallocate(void* ptr) {
   auto sz = static_cast<std::int64_t>(b.size);
   notify({.kind = EventKind::FreeRequested, .pool = kHostPool, .address = addr, .size = sz,
           .requested = static_cast<std::int64_t>(b.requested), .storage = b.owner, .stream = b.stream});
-  notify({.kind = EventKind::FreeCompleted, .pool = kHostPool, .address = addr, .size = sz, .storage = b.owner,
-          .stream = b.stream});
+  if (b.used_by.empty() || !events_) {
+    cache_freed(ptr, b);
+    return;
+  }
+  PendingFree f{ptr, b, {}};
+  for (StreamId s : b.used_by) f.markers.emplace_back(s, events_->record(s));
+  pending_.push_back(std::move(f));
+}
+
+void CachingHostAllocator::record_stream(void* ptr, StreamId stream) {
+  std::lock_guard lock(mu_);
+  auto it = live_.find(ptr);
+  if (it == live_.end() || !events_) return;
+  auto& used = it->second.used_by;
+  if (std::find(used.begin(), used.end(), stream) == used.end()) used.push_back(stream);
+}
+
+void CachingHostAllocator::cache_freed(void* ptr, const Block& b) {
+  notify({.kind = EventKind::FreeCompleted, .pool = kHostPool, .address = reinterpret_cast<std::uintptr_t>(ptr),
+          .size = static_cast<std::int64_t>(b.size), .storage = b.owner, .stream = b.stream});
   cached_.emplace(b.size, ptr);
+}
+
+void CachingHostAllocator::complete_finished_frees() {
+  std::erase_if(pending_, [&](const PendingFree& f) {
+    for (auto& [s, marker] : f.markers)
+      if (!events_->query(s, marker)) return false;
+    cache_freed(f.ptr, f.block);
+    return true;
+  });
 }
 
 void CachingHostAllocator::empty_cache() {
   std::multimap<std::size_t, void*> released;
   {
     std::lock_guard lock(mu_);
+    complete_finished_frees();
     released.swap(cached_);
     for (auto& [size, p] : released)
       notify({.kind = EventKind::SegmentFree, .pool = kHostPool, .address = reinterpret_cast<std::uintptr_t>(p),
@@ -94,6 +124,11 @@ std::vector<SegmentSnapshot> CachingHostAllocator::snapshot() const {
   for (auto& [size, p] : cached_) {
     auto addr = reinterpret_cast<std::uintptr_t>(p);
     out.push_back({addr, size, kDefaultStream, kHostPool, false, {{addr, size, 0, BlockSnapshot::State::Free}}});
+  }
+  for (auto& f : pending_) {
+    auto addr = reinterpret_cast<std::uintptr_t>(f.ptr);
+    out.push_back({addr, f.block.size, f.block.stream, kHostPool, false,
+                   {{addr, f.block.size, f.block.requested, BlockSnapshot::State::PendingFree}}});
   }
   std::sort(out.begin(), out.end(), [](const auto& a, const auto& b) { return a.address < b.address; });
   return out;

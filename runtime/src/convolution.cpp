@@ -20,13 +20,9 @@ using Grads = std::vector<Tensor>;
 
 namespace {
 
-// The geometry of one 2-D window pass.
-struct Window {
-  std::int64_t n, c, h, w;   // input
-  std::int64_t kh, kw, stride, padding;
-  std::int64_t oh, ow;       // output
-  std::int64_t out_len() const { return oh * ow; }
-};
+using detail::gpu;
+using detail::on_gpu;
+using detail::Window;
 
 Window window(const Tensor& x, std::int64_t kh, std::int64_t kw, std::int64_t stride, std::int64_t padding, const char* op) {
   if (x.dim() != 4)
@@ -62,6 +58,10 @@ void taps(const Window& g, F&& f) {
 Tensor im2col(const Tensor& x, const Window& g) {
   Tensor xc = x.is_contiguous() ? x : detail::layout_copy(x, instrument::CopyReason::OpInternal);
   Tensor cols = detail::make_tensor({g.n, g.c * g.kh * g.kw, g.out_len()}, x.dtype(), x.device());
+  if (on_gpu(cols)) {
+    gpu().im2col(cols, xc, g);
+    return cols;
+  }
   detail::dispatch(x.dtype(), [&](auto tag) {
     using T = decltype(tag);
     const T* in = static_cast<const T*>(xc.raw_data());
@@ -80,6 +80,10 @@ Tensor im2col(const Tensor& x, const Window& g) {
 Tensor col2im(const Tensor& cols, const Window& g) {
   Tensor x = zeros({g.n, g.c, g.h, g.w}, TensorOptions().dtype(cols.dtype()).device(cols.device()));
   Tensor cc = cols.is_contiguous() ? cols : detail::layout_copy(cols, instrument::CopyReason::OpInternal);
+  if (on_gpu(x)) {
+    gpu().col2im(x, cc, g);
+    return x;
+  }
   detail::dispatch(cols.dtype(), [&](auto tag) {
     using T = decltype(tag);
     const T* in = static_cast<const T*>(cc.raw_data());
@@ -176,7 +180,8 @@ Tensor max_pool2d(const Tensor& x, std::int64_t kernel, std::int64_t stride, std
   Tensor out = detail::make_tensor({g.n, g.c, g.oh, g.ow}, x.dtype(), x.device());
   Tensor indices = detail::make_tensor({g.n, g.c, g.oh, g.ow}, kInt64, x.device());
   auto* idx = static_cast<std::int64_t*>(indices.raw_data());
-  for_each_plane(contiguous_input(x), g.h * g.w, out, len, planes, [&](std::int64_t p, const auto* src, auto* dst) {
+  if (on_gpu(out)) gpu().max_pool(out, indices, contiguous_input(x), g);
+  else for_each_plane(contiguous_input(x), g.h * g.w, out, len, planes, [&](std::int64_t p, const auto* src, auto* dst) {
     std::int64_t* ip = idx + p * len;
     std::fill(ip, ip + len, -1);
     taps(g, [&](std::int64_t k, std::int64_t, std::int64_t at) {  // the first largest; NaN wins, as in PyTorch
@@ -186,6 +191,10 @@ Tensor max_pool2d(const Tensor& x, std::int64_t kernel, std::int64_t stride, std
   trace.done("max_pool2d", {&x}, out);
   autograd::record(out, "MaxPool2DWithIndicesBackward0", {x}, [si = SavedTensor(indices), g](const Tensor& grad, const Node& n) {
     Tensor gx = zeros_like_input(g, grad), iv = si.unpack(n);
+    if (on_gpu(gx)) {
+      gpu().max_pool_backward(gx, grad.contiguous(), iv, g);
+      return Grads{gx};
+    }
     const auto* idx = static_cast<const std::int64_t*>(iv.raw_data());
     const std::int64_t len = g.out_len();
     for_each_plane(grad.contiguous(), len, gx, g.h * g.w, g.n * g.c, [&](std::int64_t p, const auto* src, auto* dst) {
@@ -204,7 +213,8 @@ Tensor avg_pool2d(const Tensor& x, std::int64_t kernel, std::int64_t stride, std
   Tensor out = zeros({g.n, g.c, g.oh, g.ow}, TensorOptions().dtype(x.dtype()).device(x.device()));
   // The mean of each window, padding counted (PyTorch's count_include_pad=True).
   const double share = 1.0 / static_cast<double>(g.kh * g.kw);
-  for_each_plane(contiguous_input(x), g.h * g.w, out, g.out_len(), g.n * g.c, [&](std::int64_t, const auto* src, auto* dst) {
+  if (on_gpu(out)) gpu().avg_pool(out, contiguous_input(x), g, share);
+  else for_each_plane(contiguous_input(x), g.h * g.w, out, g.out_len(), g.n * g.c, [&](std::int64_t, const auto* src, auto* dst) {
     taps(g, [&](std::int64_t k, std::int64_t, std::int64_t at) {
       if (at >= 0) dst[k] += static_cast<std::remove_reference_t<decltype(*dst)>>(src[at] * share);
     });
@@ -212,6 +222,10 @@ Tensor avg_pool2d(const Tensor& x, std::int64_t kernel, std::int64_t stride, std
   trace.done("avg_pool2d", {&x}, out);
   autograd::record(out, "AvgPool2DBackward0", {x}, [g, share](const Tensor& grad, const Node&) {
     Tensor gx = zeros_like_input(g, grad);
+    if (on_gpu(gx)) {
+      gpu().avg_pool_backward(gx, grad.contiguous(), g, share);
+      return Grads{gx};
+    }
     for_each_plane(grad.contiguous(), g.out_len(), gx, g.h * g.w, g.n * g.c, [&](std::int64_t, const auto* src, auto* dst) {
       taps(g, [&](std::int64_t k, std::int64_t, std::int64_t at) {
         if (at >= 0) dst[at] += static_cast<std::remove_reference_t<decltype(*dst)>>(src[k] * share);

@@ -28,19 +28,46 @@ Tensor fresh(const Shape& sizes, const TensorOptions& o, ScalarType fallback = k
   return make_tensor(sizes, o.has_dtype() ? o.dtype() : fallback, resolve(o.device()));
 }
 
+// Calls f(draw) with draw(generator) a double from `d` (see GpuKernels::random).
+template <class F>
+decltype(auto) with_host_distribution(Distribution d, double a, double b, F&& f) {
+  switch (d) {
+    case Distribution::Normal: {
+      std::normal_distribution<double> dist(a, b);
+      return f([&](std::mt19937_64& g) { return dist(g); });
+    }
+    case Distribution::Bernoulli: {
+      std::bernoulli_distribution dist(a);
+      return f([&](std::mt19937_64& g) { return dist(g) ? 1.0 : 0.0; });
+    }
+    case Distribution::Integers: {
+      std::uniform_int_distribution<std::int64_t> dist(static_cast<std::int64_t>(a), static_cast<std::int64_t>(b) - 1);
+      return f([&](std::mt19937_64& g) { return static_cast<double>(dist(g)); });
+    }
+    case Distribution::Uniform: break;
+  }
+  std::uniform_real_distribution<double> dist(a, b);
+  return f([&](std::mt19937_64& g) { return dist(g); });
+}
+
 // Random values are computed, so the trace names them as an op: a tensor drawn afresh
 // each step is that step's data, not a buffer to allocate once and refill.
-template <class Fill>
-Tensor generate(const char* name, const Shape& sizes, const TensorOptions& o, Fill&& fill) {
+Tensor generate(const char* name, const Shape& sizes, const TensorOptions& o, Distribution d, double a, double b) {
   OpTrace trace;
   Tensor t = fresh(sizes, o);
   if (!t.is_floating_point()) throw TypeError("random floats need a floating point dtype, got " + std::string(type_name(t.dtype())));
-  std::lock_guard lock(rng_mu);
-  dispatch(t.dtype(), [&](auto tag) {
-    using T = decltype(tag);
-    T* p = static_cast<T*>(t.raw_data());
-    for (std::int64_t i = 0; i < t.numel(); ++i) p[i] = static_cast<T>(fill(rng()));
-  });
+  if (on_gpu(t)) {
+    gpu().random(t, d, a, b);
+  } else {
+    std::lock_guard lock(rng_mu);
+    with_host_distribution(d, a, b, [&](auto draw) {
+      dispatch(t.dtype(), [&](auto tag) {
+        using T = decltype(tag);
+        T* p = static_cast<T*>(t.raw_data());
+        for (std::int64_t i = 0; i < t.numel(); ++i) p[i] = static_cast<T>(draw(rng()));
+      });
+    });
+  }
   Tensor out = finish(t, o);
   trace.done(name, {}, out);
   return out;
@@ -54,21 +81,33 @@ void manual_seed(std::uint64_t seed) {
   MEMLENS_API_ENTRY();
   std::lock_guard lock(rng_mu);
   rng().seed(seed);
+  if (auto* g = gpu_backend()) g->manual_seed(seed);
 }
+
+namespace {
+// Where the GPU generator's part of an RngState begins.
+constexpr std::string_view kGpuStateMark = "\ngpu ";
+}  // namespace
 
 RngState get_rng_state() {
   MEMLENS_API_ENTRY();
   std::lock_guard lock(rng_mu);
   std::ostringstream out;
   out << rng();
+  if (auto* g = gpu_backend()) out << kGpuStateMark << g->generator_state();
   return {out.str()};
 }
 
 void set_rng_state(const RngState& state) {
   MEMLENS_API_ENTRY();
+  const std::size_t mark = state.bytes.find(kGpuStateMark);
   std::mt19937_64 gen;
-  std::istringstream in(state.bytes);
+  std::istringstream in(state.bytes.substr(0, mark));
   if (!(in >> gen)) throw Error("set_rng_state: not a state get_rng_state returned");
+  if (auto* g = gpu_backend()) {
+    if (mark == std::string::npos) throw Error("set_rng_state: not a state get_rng_state returned");
+    g->set_generator_state(state.bytes.substr(mark + kGpuStateMark.size()));
+  }
   std::lock_guard lock(rng_mu);
   rng() = gen;
 }
@@ -79,7 +118,8 @@ Tensor linspace(double start, double end, std::int64_t steps, TensorOptions o) {
   OpTrace trace;
   Tensor t = fresh({steps}, o);
   const double step = steps > 1 ? (end - start) / static_cast<double>(steps - 1) : 0;
-  dispatch(t.dtype(), [&](auto tag) {
+  if (on_gpu(t)) gpu().arange(t, start, step, end);
+  else dispatch(t.dtype(), [&](auto tag) {
     using T = decltype(tag);
     T* p = static_cast<T*>(t.raw_data());
     // From both ends, as PyTorch computes it, so the last value is `end` exactly.
@@ -96,6 +136,11 @@ Tensor randperm(std::int64_t n, TensorOptions o) {
   if (n < 0) throw Error("randperm(): n must be non-negative, got " + std::to_string(n));
   OpTrace trace;
   Tensor t = fresh({n}, o, kInt64);
+  if (on_gpu(t)) {
+    gpu().randperm(t);
+    trace.done("randperm", {}, t);
+    return t;
+  }
   std::vector<std::int64_t> order(static_cast<std::size_t>(n));
   for (std::int64_t i = 0; i < n; ++i) order[static_cast<std::size_t>(i)] = i;
   {
@@ -114,16 +159,23 @@ Tensor randperm(std::int64_t n, TensorOptions o) {
 
 namespace {
 // Fills `t` in place from the generator: a random draw overwrites its history.
-template <class Draw>
-Tensor& fill_random(Tensor& t, const char* node, Draw&& draw) {
+Tensor& fill_random(Tensor& t, const char* node, Distribution d, double a, double b) {
   autograd::check_inplace(t);
-  Tensor values = make_tensor(t.sizes(), kFloat64, t.device());
-  {
-    std::lock_guard lock(rng_mu);
-    double* p = values.data_ptr<double>();
-    for (std::int64_t i = 0; i < values.numel(); ++i) p[i] = draw(rng());
+  if (on_gpu(t)) {
+    Tensor values = make_tensor(t.sizes(), t.dtype(), t.device());
+    gpu().random(values, d, a, b);
+    copy_into(t, values);
+  } else {
+    Tensor values = make_tensor(t.sizes(), kFloat64, t.device());
+    {
+      std::lock_guard lock(rng_mu);
+      double* p = values.data_ptr<double>();
+      with_host_distribution(d, a, b, [&](auto draw) {
+        for (std::int64_t i = 0; i < values.numel(); ++i) p[i] = draw(rng());
+      });
+    }
+    copy_into(t, values);
   }
-  copy_into(t, values);
   t.storage()->bump_version();
   autograd::record_overwrite(t, node);
   return t;
@@ -132,21 +184,18 @@ Tensor& fill_random(Tensor& t, const char* node, Draw&& draw) {
 
 Tensor& Tensor::uniform_(double from, double to) {
   MEMLENS_API_ENTRY();
-  std::uniform_real_distribution<double> dist(from, to);
-  return fill_random(*this, "UniformBackward0", [&](std::mt19937_64& g) { return dist(g); });
+  return fill_random(*this, "UniformBackward0", Distribution::Uniform, from, to);
 }
 
 Tensor& Tensor::normal_(double mean, double std) {
   MEMLENS_API_ENTRY();
-  std::normal_distribution<double> dist(mean, std);
-  return fill_random(*this, "NormalBackward0", [&](std::mt19937_64& g) { return dist(g); });
+  return fill_random(*this, "NormalBackward0", Distribution::Normal, mean, std);
 }
 
 Tensor& Tensor::bernoulli_(double p) {
   MEMLENS_API_ENTRY();
   if (!(p >= 0 && p <= 1)) throw Error("bernoulli_ expects p to be in [0, 1], but got p=" + std::to_string(p));
-  std::bernoulli_distribution dist(p);
-  return fill_random(*this, "BernoulliBackward0", [&](std::mt19937_64& g) { return dist(g) ? 1.0 : 0.0; });
+  return fill_random(*this, "BernoulliBackward0", Distribution::Bernoulli, p, 0);
 }
 
 Tensor empty(Shape sizes, TensorOptions o) { MEMLENS_API_ENTRY(); return finish(fresh(sizes, o), o); }
@@ -165,7 +214,8 @@ Tensor full(Shape sizes, Scalar value, TensorOptions o) {
 Tensor zeros(Shape sizes, TensorOptions o) {
   MEMLENS_API_ENTRY();
   Tensor t = fresh(sizes, o);
-  std::memset(t.raw_data(), 0, t.nbytes());
+  if (on_gpu(t)) gpu().zero(t);
+  else std::memset(t.raw_data(), 0, t.nbytes());
   return finish(t, o);
 }
 
@@ -180,14 +230,12 @@ Tensor ones_like(const Tensor& t, TensorOptions o) { MEMLENS_API_ENTRY(); return
 
 Tensor rand(Shape sizes, TensorOptions o) {
   MEMLENS_API_ENTRY();
-  std::uniform_real_distribution<double> dist(0.0, 1.0);
-  return generate("rand", sizes, o, [&](std::mt19937_64& g) { return dist(g); });
+  return generate("rand", sizes, o, Distribution::Uniform, 0, 1);
 }
 
 Tensor randn(Shape sizes, TensorOptions o) {
   MEMLENS_API_ENTRY();
-  std::normal_distribution<double> dist(0.0, 1.0);
-  return generate("randn", sizes, o, [&](std::mt19937_64& g) { return dist(g); });
+  return generate("randn", sizes, o, Distribution::Normal, 0, 1);
 }
 
 Tensor randint(std::int64_t low, std::int64_t high, Shape sizes, TensorOptions o) {
@@ -195,13 +243,18 @@ Tensor randint(std::int64_t low, std::int64_t high, Shape sizes, TensorOptions o
   if (low >= high) throw Error("random_ expects 'from' to be less than 'to', but got from=" + std::to_string(low) + " >= to=" + std::to_string(high));
   OpTrace trace;
   Tensor t = fresh(sizes, o, kInt64);
-  std::uniform_int_distribution<std::int64_t> dist(low, high - 1);
-  std::lock_guard lock(rng_mu);
-  dispatch(t.dtype(), [&](auto tag) {
-    using T = decltype(tag);
-    T* p = static_cast<T*>(t.raw_data());
-    for (std::int64_t i = 0; i < t.numel(); ++i) p[i] = static_cast<T>(dist(rng()));
-  });
+  if (on_gpu(t)) {
+    gpu().random(t, Distribution::Integers, static_cast<double>(low), static_cast<double>(high));
+  } else {
+    std::lock_guard lock(rng_mu);
+    with_host_distribution(Distribution::Integers, static_cast<double>(low), static_cast<double>(high), [&](auto draw) {
+      dispatch(t.dtype(), [&](auto tag) {
+        using T = decltype(tag);
+        T* p = static_cast<T*>(t.raw_data());
+        for (std::int64_t i = 0; i < t.numel(); ++i) p[i] = static_cast<T>(draw(rng()));
+      });
+    });
+  }
   trace.done("randint", {}, t);
   return t;
 }
@@ -216,7 +269,8 @@ Tensor arange(Scalar start, Scalar end, Scalar step, TensorOptions o) {
   bool integral = start.is_integral() && end.is_integral() && step.is_integral();
   auto n = static_cast<std::int64_t>(std::ceil((e - s) / st));
   Tensor t = fresh({n}, o, integral ? kInt64 : kFloat32);
-  dispatch(t.dtype(), [&](auto tag) {
+  if (on_gpu(t)) gpu().arange(t, s, st, std::nullopt);
+  else dispatch(t.dtype(), [&](auto tag) {
     using T = decltype(tag);
     T* p = static_cast<T*>(t.raw_data());
     for (std::int64_t i = 0; i < n; ++i) p[i] = static_cast<T>(s + static_cast<double>(i) * st);
@@ -247,11 +301,14 @@ Tensor tensor(const std::vector<double>& values, Shape sizes, TensorOptions o) {
   if (numel_of(sizes) != static_cast<std::int64_t>(values.size()))
     throw ShapeError("shape '" + shape_str(sizes) + "' is invalid for input of size " + std::to_string(values.size()));
   Tensor t = fresh(sizes, o);
+  // Written on the host, then sent over once when the tensor is on a GPU.
+  Tensor host = on_gpu(t) ? make_tensor(sizes, t.dtype(), kCPU) : t;
   dispatch(t.dtype(), [&](auto tag) {
     using T = decltype(tag);
-    T* p = static_cast<T*>(t.raw_data());
+    T* p = static_cast<T*>(host.raw_data());
     for (std::size_t i = 0; i < values.size(); ++i) p[i] = static_cast<T>(values[i]);
   });
+  if (!host.is_same(t)) copy_into(t, host);
   return finish(t, o);
 }
 

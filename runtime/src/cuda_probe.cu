@@ -17,4 +17,9 @@ CudaProbe probe_cuda() {
   return p;
 }
 
+int cuda_device_count() {
+  static const int count = probe_cuda().device_count;
+  return count;
+}
+
 }  // namespace memlens::detail

@@ -2,6 +2,8 @@
 // Asks the CUDA runtime how many devices there are, when the CUDA parts are built.
 #include <string>
 
+#include "memlens/runtime/stream.hpp"
+
 namespace memlens::detail {
 
 struct CudaProbe {
@@ -10,5 +12,11 @@ struct CudaProbe {
   std::string error;      // cudaGetErrorString of a failed query
 };
 CudaProbe probe_cuda();
+// The probe's device count, asked once (0 without CUDA); usable: at least one device.
+int cuda_device_count();
+inline bool cuda_usable() { return cuda_device_count() > 0; }
+// The CUDA streams (cuda_streams.hpp), for code that must not include CUDA's headers; only
+// reached where cuda_usable().
+StreamEvents& cuda_stream_events();
 
 }  // namespace memlens::detail

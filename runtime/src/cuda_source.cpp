@@ -49,4 +49,39 @@ std::size_t CudaSource::used() const {
   return used_;
 }
 
+std::size_t CudaSource::available() const {
+  check(cudaSetDevice(device_), "cudaSetDevice(" + std::to_string(device_) + ")");
+  std::size_t free = 0, total = 0;
+  check(cudaMemGetInfo(&free, &total), "cudaMemGetInfo");
+  return free;
+}
+
+PinnedSource::PinnedSource() = default;
+
+void* PinnedSource::acquire(std::size_t bytes) {
+  void* p = nullptr;
+  const cudaError_t err = cudaHostAlloc(&p, bytes, cudaHostAllocDefault);
+  if (err == cudaErrorMemoryAllocation) {
+    cudaGetLastError();
+    return nullptr;
+  }
+  check(err, "cudaHostAlloc(" + std::to_string(bytes) + ")");
+  std::lock_guard lock(mu_);
+  used_ += bytes;
+  return p;
+}
+
+void PinnedSource::release(void* ptr, std::size_t bytes) {
+  check(cudaFreeHost(ptr), "cudaFreeHost");
+  std::lock_guard lock(mu_);
+  used_ -= bytes;
+}
+
+std::size_t PinnedSource::capacity() const { return HostSource().capacity(); }
+
+std::size_t PinnedSource::used() const {
+  std::lock_guard lock(mu_);
+  return used_;
+}
+
 }  // namespace memlens

@@ -8,6 +8,7 @@
 #include "memlens/runtime/errors.hpp"
 #include "memlens/runtime/memory.hpp"
 #include "memlens/runtime/memory_source.hpp"
+#include "memlens/runtime/stream.hpp"
 
 namespace memlens {
 
@@ -16,8 +17,7 @@ std::string cuda_unavailable_reason() {
     auto probe = detail::probe_cuda();
     if (!probe.compiled) return std::string("memlens was built without CUDA (MEMLENS_CUDA=OFF or no nvcc)");
     if (probe.device_count == 0) return "no CUDA device: " + probe.error;
-    return "the CUDA backend is not built yet (found " + std::to_string(probe.device_count) +
-           " CUDA device(s))";
+    return std::string();
   }();
   return reason;
 }
@@ -31,10 +31,11 @@ Device accelerator() {
     std::string want = env ? env : "auto";
     if (want == "cpu") return kCPU;
     if (want == "sim") return Device(DeviceType::Sim);
+    if (want != "auto" && !want.empty() && want != "cuda")
+      throw DeviceError("MEMLENS_DEVICE: unknown device '" + want + "' (expected auto, cpu, sim or cuda)");
+    if (detail::cuda_usable()) return Device(DeviceType::CUDA);
     if (want == "cuda")
       throw DeviceError("MEMLENS_DEVICE=cuda but CUDA is not usable: " + cuda_unavailable_reason());
-    if (want != "auto" && !want.empty())
-      throw DeviceError("MEMLENS_DEVICE: unknown device '" + want + "' (expected auto, cpu, sim or cuda)");
     std::cerr << "memlens: cuda is served by the simulated device sim:0 (" +
                      format_bytes(static_cast<std::int64_t>(sim_capacity_from_env())) + "): " +
                      cuda_unavailable_reason() + "\n";
@@ -47,7 +48,18 @@ Device accelerator() {
 
 Device resolve(const Device& d) {
   if (!d.is_cuda()) return d;
-  return accelerator();
+  const Device served = accelerator();
+  if (!served.is_cuda()) return served;
+  const int count = detail::cuda_device_count();
+  if (d.index() < 0 || d.index() >= count)
+    throw DeviceError("CUDA error: invalid device ordinal (cuda:" + std::to_string(d.index()) + " of " +
+                      std::to_string(count) + " device(s))");
+  return d;
+}
+
+StreamEvents& accelerator_streams() {
+  if (accelerator().is_cuda()) return detail::cuda_stream_events();
+  return SimStreams::instance();
 }
 
 Device default_device() { return accelerator(); }

@@ -26,7 +26,7 @@ void* DirectAllocator::allocate(std::size_t bytes, StreamId stream, std::uint64_
   auto sz = static_cast<std::int64_t>(size);
   if (!p) {
     auto cap = static_cast<std::int64_t>(source_->capacity());
-    auto free = cap - static_cast<std::int64_t>(source_->used());
+    auto free = static_cast<std::int64_t>(source_->available());
     std::int64_t allocated = stats_locked().allocated_bytes.all.current;
     notify({.kind = EventKind::Oom, .pool = kHostPool, .size = sz, .requested = static_cast<std::int64_t>(bytes),
             .stream = stream, .device_free = free, .reserved = allocated, .allocated = allocated});

@@ -29,35 +29,39 @@ Shape broadcast_shapes(const Shape& a, const Shape& b) {
 
 namespace {
 
-// Output is R = bool when kBoolOut (comparisons), else the compute type.
-template <bool kBoolOut, class F>
+// The output is bool for comparisons and logic (fn::gives_bool), else the compute type.
+template <class F>
 Tensor binary_kernel(const Tensor& a, const Tensor& b, ScalarType compute, const char* op, F f) {
+  constexpr bool kBoolOut = fn::gives_bool(F::id);
   check_same_device(a, b, op);
   OpTrace trace;
   Shape shape = broadcast_shapes(a.sizes(), b.sizes());
-  Tensor x = cast(a, compute), y = cast(b, compute);
+  Tensor x = expand_alias(cast(a, compute), shape), y = expand_alias(cast(b, compute), shape);
   Tensor out = make_tensor(shape, kBoolOut ? kBool : compute, a.device());
-  dispatch(compute, [&](auto tag) {
+  if (on_gpu(out)) gpu().binary(F::id, fn::params_of(f), out, x, y);
+  else dispatch(compute, [&](auto tag) {
     using T = decltype(tag);
     using R = std::conditional_t<kBoolOut, bool, T>;
-    map_binary<T, R>(out, expand_alias(x, shape), expand_alias(y, shape),
-                     [&](T u, T v) { return static_cast<R>(f(u, v)); });
+    map_binary<T, R>(out, x, y, [&](T u, T v) { return static_cast<R>(f(u, v)); });
   });
   trace.done(op, {&a, &b}, out, /*broadcasting=*/true);
   return out;
 }
 
-// f(x, s) with the scalar converted to the compute type.
-template <bool kBoolOut, class F>
-Tensor scalar_kernel(const Tensor& a, const char* op, const Scalar& s, ScalarType compute, F f) {
+// f(x, s), or f(s, x) with `scalar_first`, the scalar converted to the compute type.
+template <class F>
+Tensor scalar_kernel(const Tensor& a, const char* op, const Scalar& s, ScalarType compute, F f, bool scalar_first = false) {
+  constexpr bool kBoolOut = fn::gives_bool(F::id);
   OpTrace trace;
   Tensor x = cast(a, compute);
   Tensor out = make_tensor(a.sizes(), kBoolOut ? kBool : compute, a.device());
-  dispatch(compute, [&](auto tag) {
+  if (on_gpu(out)) gpu().binary_scalar(F::id, fn::params_of(f), out, x, scalar_bits(s, compute), scalar_first);
+  else dispatch(compute, [&](auto tag) {
     using T = decltype(tag);
     using R = std::conditional_t<kBoolOut, bool, T>;
     T sv = scalar_as<T>(s);
-    map_unary<T, R>(out, x, [&](T u) { return static_cast<R>(f(u, sv)); });
+    if (scalar_first) map_unary<T, R>(out, x, [&](T u) { return static_cast<R>(f(sv, u)); });
+    else map_unary<T, R>(out, x, [&](T u) { return static_cast<R>(f(u, sv)); });
   });
   trace.done(op, {&a}, out);
   return out;
@@ -68,7 +72,8 @@ Tensor unary_kernel(const Tensor& a, const char* op, ScalarType compute, F f) {
   OpTrace trace;
   Tensor x = cast(a, compute);
   Tensor out = make_tensor(a.sizes(), compute, a.device());
-  dispatch(compute, [&](auto tag) {
+  if (on_gpu(out)) gpu().unary(F::id, fn::params_of(f), out, x);
+  else dispatch(compute, [&](auto tag) {
     using T = decltype(tag);
     map_unary<T, T>(out, x, [&](T u) { return static_cast<T>(f(u)); });
   });
@@ -78,9 +83,7 @@ Tensor unary_kernel(const Tensor& a, const char* op, ScalarType compute, F f) {
 
 ScalarType floating(ScalarType t) { return is_floating_point(t) ? t : kFloat32; }
 
-Tensor sign(const Tensor& a) {
-  return unary_kernel(a, "sign", a.dtype(), [](auto v) { return (v > decltype(v)(0)) - (v < decltype(v)(0)); });
-}
+Tensor sign(const Tensor& a) { return unary_kernel(a, "sign", a.dtype(), fn::Sign{}); }
 
 }  // namespace
 
@@ -99,11 +102,8 @@ Tensor cast(const Tensor& t, ScalarType dtype) {
 Tensor Tensor::add(const Tensor& o, Scalar alpha) const {
   MEMLENS_API_ENTRY();
   ScalarType rt = result_type(*this, o);
-  Tensor out = alpha.to_double() == 1.0
-                   ? binary_kernel<false>(*this, o, rt, "add", [](auto u, auto v) { return u + v; })
-                   : binary_kernel<false>(*this, o, rt, "add", [al = alpha.to_double()](auto u, auto v) {
-                       return u + static_cast<decltype(u)>(al * static_cast<double>(v));
-                     });
+  Tensor out = alpha.to_double() == 1.0 ? binary_kernel(*this, o, rt, "add", fn::Add{})
+                                        : binary_kernel(*this, o, rt, "add", fn::AddScaled{{alpha.to_double()}});
   autograd::record(out, "AddBackward0", {*this, o},
                    [sa = sizes(), sb = o.sizes(), al = alpha.to_double()](const Tensor& g, const Node&) {
                      return Grads{sum_to(g, sa), sum_to(al == 1.0 ? g : g * al, sb)};
@@ -116,9 +116,8 @@ Tensor Tensor::sub(const Tensor& o, Scalar alpha) const {
   ScalarType rt = result_type(*this, o);
   if (rt == kBool) throw TypeError("Subtraction, the `-` operator, with two bool tensors is not supported. Use the `^` or `logical_xor()` operator instead.");
   double al = alpha.to_double();
-  Tensor out = binary_kernel<false>(*this, o, rt, "sub", [al](auto u, auto v) {
-    return al == 1.0 ? u - v : u - static_cast<decltype(u)>(al * static_cast<double>(v));
-  });
+  Tensor out = al == 1.0 ? binary_kernel(*this, o, rt, "sub", fn::Sub{})
+                         : binary_kernel(*this, o, rt, "sub", fn::SubScaled{{al}});
   autograd::record(out, "SubBackward0", {*this, o}, [sa = sizes(), sb = o.sizes(), al](const Tensor& g, const Node&) {
     return Grads{sum_to(g, sa), sum_to(g * (-al), sb)};
   });
@@ -127,7 +126,7 @@ Tensor Tensor::sub(const Tensor& o, Scalar alpha) const {
 
 Tensor Tensor::mul(const Tensor& o) const {
   MEMLENS_API_ENTRY();
-  Tensor out = binary_kernel<false>(*this, o, result_type(*this, o), "mul", [](auto u, auto v) { return u * v; });
+  Tensor out = binary_kernel(*this, o, result_type(*this, o), "mul", fn::Mul{});
   autograd::record(out, "MulBackward0", {*this, o},
                    [a = SavedTensor(*this), b = SavedTensor(o), sa = sizes(), sb = o.sizes()](const Tensor& g,
                                                                                              const Node& n) {
@@ -138,8 +137,7 @@ Tensor Tensor::mul(const Tensor& o) const {
 
 Tensor Tensor::div(const Tensor& o) const {
   MEMLENS_API_ENTRY();
-  Tensor out = binary_kernel<false>(*this, o, floating(result_type(*this, o)), "div",
-                                    [](auto u, auto v) { return u / v; });
+  Tensor out = binary_kernel(*this, o, floating(result_type(*this, o)), "div", fn::Div{});
   autograd::record(out, "DivBackward0", {*this, o},
                    [a = SavedTensor(*this), b = SavedTensor(o), sa = sizes(), sb = o.sizes()](const Tensor& g,
                                                                                              const Node& n) {
@@ -151,9 +149,7 @@ Tensor Tensor::div(const Tensor& o) const {
 
 Tensor Tensor::pow(const Tensor& e) const {
   MEMLENS_API_ENTRY();
-  Tensor out = binary_kernel<false>(*this, e, result_type(*this, e), "pow", [](auto u, auto v) {
-    return static_cast<decltype(u)>(std::pow(static_cast<double>(u), static_cast<double>(v)));
-  });
+  Tensor out = binary_kernel(*this, e, result_type(*this, e), "pow", fn::Pow{});
   autograd::record(out, "PowBackward1", {*this, e},
                    [a = SavedTensor(*this), ex = SavedTensor(e), r = SavedTensor(out, true), sa = sizes(),
                     se = e.sizes()](const Tensor& g, const Node& n) {
@@ -165,28 +161,28 @@ Tensor Tensor::pow(const Tensor& e) const {
 
 Tensor Tensor::add(Scalar o) const {
   MEMLENS_API_ENTRY();
-  Tensor out = scalar_kernel<false>(*this, "add", o, result_type(*this, o), [](auto u, auto s) { return u + s; });
+  Tensor out = scalar_kernel(*this, "add", o, result_type(*this, o), fn::Add{});
   autograd::record(out, "AddBackward1", {*this}, [](const Tensor& g, const Node&) { return Grads{g}; });
   return out;
 }
 
 Tensor Tensor::sub(Scalar o) const {
   MEMLENS_API_ENTRY();
-  Tensor out = scalar_kernel<false>(*this, "sub", o, result_type(*this, o), [](auto u, auto s) { return u - s; });
+  Tensor out = scalar_kernel(*this, "sub", o, result_type(*this, o), fn::Sub{});
   autograd::record(out, "SubBackward1", {*this}, [](const Tensor& g, const Node&) { return Grads{g}; });
   return out;
 }
 
 Tensor Tensor::mul(Scalar o) const {
   MEMLENS_API_ENTRY();
-  Tensor out = scalar_kernel<false>(*this, "mul", o, result_type(*this, o), [](auto u, auto s) { return u * s; });
+  Tensor out = scalar_kernel(*this, "mul", o, result_type(*this, o), fn::Mul{});
   autograd::record(out, "MulBackward1", {*this}, [o](const Tensor& g, const Node&) { return Grads{g * o}; });
   return out;
 }
 
 Tensor Tensor::div(Scalar o) const {
   MEMLENS_API_ENTRY();
-  Tensor out = scalar_kernel<false>(*this, "div", o, floating(result_type(*this, o)), [](auto u, auto s) { return u / s; });
+  Tensor out = scalar_kernel(*this, "div", o, floating(result_type(*this, o)), fn::Div{});
   autograd::record(out, "DivBackward1", {*this}, [o](const Tensor& g, const Node&) { return Grads{g / o}; });
   return out;
 }
@@ -195,9 +191,7 @@ Tensor Tensor::pow(Scalar e) const {
   MEMLENS_API_ENTRY();
   if (!memlens::is_floating_point(dtype()) && dtype() != kBool && e.is_integral() && e.to_double() < 0)
     throw Error("Integers to negative integer powers are not allowed.");
-  Tensor out = scalar_kernel<false>(*this, "pow", e, result_type(*this, e), [](auto u, auto s) {
-    return static_cast<decltype(u)>(std::pow(static_cast<double>(u), static_cast<double>(s)));
-  });
+  Tensor out = scalar_kernel(*this, "pow", e, result_type(*this, e), fn::Pow{});
   autograd::record(out, "PowBackward0", {*this}, [a = SavedTensor(*this), e](const Tensor& g, const Node& n) {
     double ev = e.to_double();
     if (ev == 0) return Grads{zeros_like(g)};
@@ -212,7 +206,7 @@ Tensor operator-(Scalar a, const Tensor& b) { MEMLENS_API_ENTRY(); return b.neg(
 // integer power of -1.
 Tensor operator/(Scalar a, const Tensor& b) {
   MEMLENS_API_ENTRY();
-  Tensor out = scalar_kernel<false>(b, "div", a, floating(result_type(b, a)), [](auto u, auto s) { return s / u; });
+  Tensor out = scalar_kernel(b, "div", a, floating(result_type(b, a)), fn::Div{}, /*scalar_first=*/true);
   autograd::record(out, "DivBackward0", {b}, [r = SavedTensor(out, true), bs = SavedTensor(b)](const Tensor& g, const Node& n) {
     return Grads{-g * r.unpack(n) / bs.unpack(n)};  // d(a/b)/db = -(a/b)/b
   });
@@ -222,14 +216,14 @@ Tensor operator/(Scalar a, const Tensor& b) {
 Tensor Tensor::neg() const {
   MEMLENS_API_ENTRY();
   if (dtype() == kBool) throw TypeError("Negation, the `-` operator, on a bool tensor is not supported. If you are trying to invert a mask, use the `~` or `logical_not()` operator instead.");
-  Tensor out = unary_kernel(*this, "neg", dtype(), [](auto u) { return -u; });
+  Tensor out = unary_kernel(*this, "neg", dtype(), fn::Neg{});
   autograd::record(out, "NegBackward0", {*this}, [](const Tensor& g, const Node&) { return Grads{g.neg()}; });
   return out;
 }
 
 Tensor Tensor::exp() const {
   MEMLENS_API_ENTRY();
-  Tensor out = unary_kernel(*this, "exp", floating(dtype()), [](auto u) { return std::exp(u); });
+  Tensor out = unary_kernel(*this, "exp", floating(dtype()), fn::Exp{});
   autograd::record(out, "ExpBackward0", {*this}, [r = SavedTensor(out, true)](const Tensor& g, const Node& n) {
     return Grads{g * r.unpack(n)};
   });
@@ -238,7 +232,7 @@ Tensor Tensor::exp() const {
 
 Tensor Tensor::log() const {
   MEMLENS_API_ENTRY();
-  Tensor out = unary_kernel(*this, "log", floating(dtype()), [](auto u) { return std::log(u); });
+  Tensor out = unary_kernel(*this, "log", floating(dtype()), fn::Log{});
   autograd::record(out, "LogBackward0", {*this}, [a = SavedTensor(*this)](const Tensor& g, const Node& n) {
     return Grads{g / a.unpack(n)};
   });
@@ -247,7 +241,7 @@ Tensor Tensor::log() const {
 
 Tensor Tensor::sqrt() const {
   MEMLENS_API_ENTRY();
-  Tensor out = unary_kernel(*this, "sqrt", floating(dtype()), [](auto u) { return std::sqrt(u); });
+  Tensor out = unary_kernel(*this, "sqrt", floating(dtype()), fn::Sqrt{});
   autograd::record(out, "SqrtBackward0", {*this}, [r = SavedTensor(out, true)](const Tensor& g, const Node& n) {
     return Grads{g / (r.unpack(n) * 2)};
   });
@@ -256,7 +250,7 @@ Tensor Tensor::sqrt() const {
 
 Tensor Tensor::abs() const {
   MEMLENS_API_ENTRY();
-  Tensor out = unary_kernel(*this, "abs", dtype(), [](auto u) { return u < decltype(u)(0) ? decltype(u)(-u) : u; });
+  Tensor out = unary_kernel(*this, "abs", dtype(), fn::Abs{});
   autograd::record(out, "AbsBackward0", {*this}, [a = SavedTensor(*this)](const Tensor& g, const Node& n) {
     return Grads{g * sign(a.unpack(n))};
   });
@@ -265,18 +259,17 @@ Tensor Tensor::abs() const {
 
 Tensor Tensor::relu() const {
   MEMLENS_API_ENTRY();
-  Tensor out = unary_kernel(*this, "relu", dtype(), [](auto u) { return u > decltype(u)(0) ? u : decltype(u)(0); });
+  Tensor out = unary_kernel(*this, "relu", dtype(), fn::Relu{});
   autograd::record(out, "ReluBackward0", {*this}, [r = SavedTensor(out, true)](const Tensor& g, const Node& n) {
     // One fused pass, as PyTorch's threshold_backward: no mask or cast tensors in between.
-    return Grads{binary_kernel<false>(g, r.unpack(n), g.dtype(), "threshold_backward",
-                                      [](auto gv, auto rv) { return rv > decltype(rv)(0) ? gv : decltype(gv)(0); })};
+    return Grads{binary_kernel(g, r.unpack(n), g.dtype(), "threshold_backward", fn::ThresholdBackward{})};
   });
   return out;
 }
 
 Tensor Tensor::erf() const {
   MEMLENS_API_ENTRY();
-  Tensor out = unary_kernel(*this, "erf", floating(dtype()), [](auto u) { return std::erf(u); });
+  Tensor out = unary_kernel(*this, "erf", floating(dtype()), fn::Erf{});
   autograd::record(out, "ErfBackward0", {*this}, [x = SavedTensor(*this)](const Tensor& g, const Node& n) {
     Tensor xv = x.unpack(n);
     return Grads{g * ((xv * xv).neg().exp() * (2 / std::sqrt(std::numbers::pi)))};
@@ -286,7 +279,7 @@ Tensor Tensor::erf() const {
 
 Tensor Tensor::sin() const {
   MEMLENS_API_ENTRY();
-  Tensor out = unary_kernel(*this, "sin", floating(dtype()), [](auto u) { return std::sin(u); });
+  Tensor out = unary_kernel(*this, "sin", floating(dtype()), fn::Sin{});
   autograd::record(out, "SinBackward0", {*this},
                    [x = SavedTensor(*this)](const Tensor& g, const Node& n) { return Grads{g * x.unpack(n).cos()}; });
   return out;
@@ -294,24 +287,24 @@ Tensor Tensor::sin() const {
 
 Tensor Tensor::cos() const {
   MEMLENS_API_ENTRY();
-  Tensor out = unary_kernel(*this, "cos", floating(dtype()), [](auto u) { return std::cos(u); });
+  Tensor out = unary_kernel(*this, "cos", floating(dtype()), fn::Cos{});
   autograd::record(out, "CosBackward0", {*this},
                    [x = SavedTensor(*this)](const Tensor& g, const Node& n) { return Grads{g * x.unpack(n).sin().neg()}; });
   return out;
 }
 
 // Rounding is flat almost everywhere: its gradient is zero, as PyTorch's.
-#define MEMLENS_ROUNDING(name, fn, node)                                                                     \
+#define MEMLENS_ROUNDING(name, function, node)                                                               \
   Tensor Tensor::name() const {                                                                              \
     MEMLENS_API_ENTRY();                                                                                     \
     if (!is_floating_point()) return clone();                                                                \
-    Tensor out = unary_kernel(*this, #name, dtype(), [](auto u) { return fn(static_cast<double>(u)); });     \
+    Tensor out = unary_kernel(*this, #name, dtype(), fn::function{});                                        \
     autograd::record(out, node, {*this}, [](const Tensor& g, const Node&) { return Grads{zeros_like(g)}; }); \
     return out;                                                                                              \
   }
-MEMLENS_ROUNDING(floor, std::floor, "FloorBackward0")
-MEMLENS_ROUNDING(ceil, std::ceil, "CeilBackward0")
-MEMLENS_ROUNDING(round, std::nearbyint, "RoundBackward0")  // half to even, as PyTorch's
+MEMLENS_ROUNDING(floor, Floor, "FloorBackward0")
+MEMLENS_ROUNDING(ceil, Ceil, "CeilBackward0")
+MEMLENS_ROUNDING(round, Round, "RoundBackward0")  // half to even, as PyTorch's
 #undef MEMLENS_ROUNDING
 
 Tensor Tensor::isnan() const { MEMLENS_API_ENTRY(); return ne(*this); }
@@ -319,7 +312,7 @@ Tensor Tensor::logical_not() const { MEMLENS_API_ENTRY(); return eq(0); }
 
 Tensor Tensor::sigmoid() const {
   MEMLENS_API_ENTRY();
-  Tensor out = unary_kernel(*this, "sigmoid", floating(dtype()), [](auto u) { return 1 / (1 + std::exp(-u)); });
+  Tensor out = unary_kernel(*this, "sigmoid", floating(dtype()), fn::Sigmoid{});
   autograd::record(out, "SigmoidBackward0", {*this}, [r = SavedTensor(out, true)](const Tensor& g, const Node& n) {
     Tensor rv = r.unpack(n);
     return Grads{g * rv * (1 - rv)};
@@ -329,7 +322,7 @@ Tensor Tensor::sigmoid() const {
 
 Tensor Tensor::tanh() const {
   MEMLENS_API_ENTRY();
-  Tensor out = unary_kernel(*this, "tanh", floating(dtype()), [](auto u) { return std::tanh(u); });
+  Tensor out = unary_kernel(*this, "tanh", floating(dtype()), fn::Tanh{});
   autograd::record(out, "TanhBackward0", {*this}, [r = SavedTensor(out, true)](const Tensor& g, const Node& n) {
     Tensor rv = r.unpack(n);
     return Grads{g * (1 - rv * rv)};
@@ -341,11 +334,7 @@ Tensor Tensor::clamp(std::optional<Scalar> lo, std::optional<Scalar> hi) const {
   MEMLENS_API_ENTRY();
   if (!lo && !hi) throw Error("torch.clamp: At least one of 'min' or 'max' must not be None");
   double l = lo ? lo->to_double() : -INFINITY, h = hi ? hi->to_double() : INFINITY;
-  Tensor out = unary_kernel(*this, "clamp", dtype(), [l, h](auto u) {
-    using T = decltype(u);
-    double v = static_cast<double>(u);
-    return v < l ? static_cast<T>(l) : v > h ? static_cast<T>(h) : u;
-  });
+  Tensor out = unary_kernel(*this, "clamp", dtype(), fn::Clamp{{l, h}});
   autograd::record(out, "ClampBackward1", {*this}, [a = SavedTensor(*this), l, h](const Tensor& g, const Node& n) {
     Tensor av = a.unpack(n);
     return Grads{g * (av.ge(l).to(g.dtype()) * av.le(h).to(g.dtype()))};
@@ -355,21 +344,21 @@ Tensor Tensor::clamp(std::optional<Scalar> lo, std::optional<Scalar> hi) const {
 
 // ---- comparisons (never differentiable)
 
-#define MEMLENS_COMPARISON(name, expr)                                                                 \
-  Tensor Tensor::name(const Tensor& o) const {                                                         \
-    MEMLENS_API_ENTRY();                                                                               \
-    return binary_kernel<true>(*this, o, result_type(*this, o), #name, [](auto u, auto v) { return expr; }); \
-  }                                                                                                    \
-  Tensor Tensor::name(Scalar o) const {                                                                \
-    MEMLENS_API_ENTRY();                                                                               \
-    return scalar_kernel<true>(*this, #name, o, result_type(*this, o), [](auto u, auto v) { return expr; });     \
+#define MEMLENS_COMPARISON(name, function)                                                      \
+  Tensor Tensor::name(const Tensor& o) const {                                                  \
+    MEMLENS_API_ENTRY();                                                                        \
+    return binary_kernel(*this, o, result_type(*this, o), #name, fn::function{});               \
+  }                                                                                             \
+  Tensor Tensor::name(Scalar o) const {                                                         \
+    MEMLENS_API_ENTRY();                                                                        \
+    return scalar_kernel(*this, #name, o, result_type(*this, o), fn::function{});               \
   }
-MEMLENS_COMPARISON(eq, u == v)
-MEMLENS_COMPARISON(ne, u != v)
-MEMLENS_COMPARISON(lt, u < v)
-MEMLENS_COMPARISON(le, u <= v)
-MEMLENS_COMPARISON(gt, u > v)
-MEMLENS_COMPARISON(ge, u >= v)
+MEMLENS_COMPARISON(eq, Eq)
+MEMLENS_COMPARISON(ne, Ne)
+MEMLENS_COMPARISON(lt, Lt)
+MEMLENS_COMPARISON(le, Le)
+MEMLENS_COMPARISON(gt, Gt)
+MEMLENS_COMPARISON(ge, Ge)
 #undef MEMLENS_COMPARISON
 
 // Selects, never multiplies: where(x > 0, x.log(), 0) is 0 where x <= 0, not NaN.
@@ -383,7 +372,8 @@ Tensor where(const Tensor& cond, const Tensor& a, const Tensor& b) {
   Shape shape = broadcast_shapes(broadcast_shapes(cond.sizes(), a.sizes()), b.sizes());
   Tensor c = expand_alias(cond, shape), x = expand_alias(cast(a, type), shape), y = expand_alias(cast(b, type), shape);
   Tensor out = make_tensor(shape, type, a.device());
-  dispatch(type, [&](auto tag) {
+  if (on_gpu(out)) gpu().where(out, c, x, y);
+  else dispatch(type, [&](auto tag) {
     using T = decltype(tag);
     for_each_strided<4>(out.sizes(), {data_bytes(out), data_bytes(c), data_bytes(x), data_bytes(y)},
                         {&out.strides(), &c.strides(), &x.strides(), &y.strides()},
@@ -409,8 +399,8 @@ Tensor where(const Tensor& cond, const Tensor& a, const Tensor& b) {
 namespace {
 // maximum / minimum: NaN wins; where the inputs tie, each gets half the gradient (PyTorch's rule).
 Tensor extreme_of(const Tensor& a, const Tensor& b, bool want_max, const char* op, const char* node) {
-  Tensor out = want_max ? binary_kernel<false>(a, b, result_type(a, b), op, [](auto u, auto v) { return u != u || u > v ? u : v; })
-                        : binary_kernel<false>(a, b, result_type(a, b), op, [](auto u, auto v) { return u != u || u < v ? u : v; });
+  Tensor out = want_max ? binary_kernel(a, b, result_type(a, b), op, fn::Maximum{})
+                        : binary_kernel(a, b, result_type(a, b), op, fn::Minimum{});
   autograd::record(out, node, {a, b},
                    [sa = SavedTensor(a), sb = SavedTensor(b), want_max](const Tensor& g, const Node& n) {
                      Tensor av = sa.unpack(n), bv = sb.unpack(n);
@@ -427,14 +417,12 @@ Tensor minimum(const Tensor& a, const Tensor& b) { MEMLENS_API_ENTRY(); return e
 
 Tensor logical_and(const Tensor& a, const Tensor& b) {
   MEMLENS_API_ENTRY();
-  return binary_kernel<true>(a, b, promote_types(a.dtype(), b.dtype()), "logical_and",
-                             [](auto u, auto v) { return u != decltype(u)(0) && v != decltype(v)(0); });
+  return binary_kernel(a, b, promote_types(a.dtype(), b.dtype()), "logical_and", fn::LogicalAnd{});
 }
 
 Tensor logical_or(const Tensor& a, const Tensor& b) {
   MEMLENS_API_ENTRY();
-  return binary_kernel<true>(a, b, promote_types(a.dtype(), b.dtype()), "logical_or",
-                             [](auto u, auto v) { return u != decltype(u)(0) || v != decltype(v)(0); });
+  return binary_kernel(a, b, promote_types(a.dtype(), b.dtype()), "logical_or", fn::LogicalOr{});
 }
 
 Tensor Tensor::masked_fill(const Tensor& mask, Scalar value) const {
@@ -452,9 +440,13 @@ namespace detail {
 Tensor triangle_mask(std::int64_t rows, std::int64_t cols, std::int64_t diagonal, bool lower, const Device& device) {
   OpTrace trace;
   Tensor keep = make_tensor({rows, cols}, kBool, device);
-  bool* p = keep.data_ptr<bool>();
-  for (std::int64_t i = 0; i < rows; ++i)
-    for (std::int64_t j = 0; j < cols; ++j) p[i * cols + j] = lower ? j - i <= diagonal : j - i >= diagonal;
+  if (on_gpu(keep)) {
+    gpu().triangle(keep, diagonal, lower);
+  } else {
+    bool* p = keep.data_ptr<bool>();
+    for (std::int64_t i = 0; i < rows; ++i)
+      for (std::int64_t j = 0; j < cols; ++j) p[i * cols + j] = lower ? j - i <= diagonal : j - i >= diagonal;
+  }
   trace.done(lower ? "tril_mask" : "triu_mask", {}, keep);
   return keep;
 }
@@ -494,6 +486,7 @@ void raw_binary(Tensor& self, const Tensor& other, const char* op, F f) {
     throw ShapeError("output with shape " + shape_str(self.sizes()) + " doesn't match the broadcast shape " +
                      shape_str(shape));
   Tensor y = expand_alias(cast(other, self.dtype()), shape);
+  if (on_gpu(self)) return gpu().binary(F::id, fn::params_of(f), self, self, y);
   dispatch(self.dtype(), [&](auto tag) {
     using T = decltype(tag);
     map_binary<T, T>(self, self, y, [&](T u, T v) { return static_cast<T>(f(u, v)); });
@@ -505,6 +498,7 @@ void raw_scalar(Tensor& self, const Scalar& s, const char* op, F f) {
   if (s.is_floating_point() && !self.is_floating_point())
     throw TypeError(std::string("result type float can't be cast to the desired output type ") +
                     std::string(type_name(self.dtype())) + " in " + op);
+  if (on_gpu(self)) return gpu().binary_scalar(F::id, fn::params_of(f), self, self, scalar_bits(s, self.dtype()), false);
   dispatch(self.dtype(), [&](auto tag) {
     using T = decltype(tag);
     T sv = scalar_as<T>(s);
@@ -518,46 +512,54 @@ Tensor& Tensor::add_(const Tensor& o, Scalar alpha) {
   MEMLENS_API_ENTRY();
   double al = alpha.to_double();
   return write_in_place(
-      *this, &o, [&] { raw_binary(*this, o, "add_", [al](auto u, auto v) { return u + static_cast<decltype(u)>(al * static_cast<double>(v)); }); },
+      *this, &o,
+      [&] {
+        if (al == 1.0) raw_binary(*this, o, "add_", fn::Add{});
+        else raw_binary(*this, o, "add_", fn::AddScaled{{al}});
+      },
       [&](const Tensor& c) { return c.add(o, alpha); });
 }
 Tensor& Tensor::sub_(const Tensor& o, Scalar alpha) {
   MEMLENS_API_ENTRY();
   double al = alpha.to_double();
   return write_in_place(
-      *this, &o, [&] { raw_binary(*this, o, "sub_", [al](auto u, auto v) { return u - static_cast<decltype(u)>(al * static_cast<double>(v)); }); },
+      *this, &o,
+      [&] {
+        if (al == 1.0) raw_binary(*this, o, "sub_", fn::Sub{});
+        else raw_binary(*this, o, "sub_", fn::SubScaled{{al}});
+      },
       [&](const Tensor& c) { return c.sub(o, alpha); });
 }
 Tensor& Tensor::mul_(const Tensor& o) {
   MEMLENS_API_ENTRY();
-  return write_in_place(*this, &o, [&] { raw_binary(*this, o, "mul_", [](auto u, auto v) { return u * v; }); },
+  return write_in_place(*this, &o, [&] { raw_binary(*this, o, "mul_", fn::Mul{}); },
                  [&](const Tensor& c) { return c.mul(o); });
 }
 Tensor& Tensor::div_(const Tensor& o) {
   MEMLENS_API_ENTRY();
   if (!is_floating_point()) throw TypeError("result type float can't be cast to the desired output type " + std::string(type_name(dtype())) + " in div_");
-  return write_in_place(*this, &o, [&] { raw_binary(*this, o, "div_", [](auto u, auto v) { return u / v; }); },
+  return write_in_place(*this, &o, [&] { raw_binary(*this, o, "div_", fn::Div{}); },
                  [&](const Tensor& c) { return c.div(o); });
 }
 Tensor& Tensor::add_(Scalar s) {
   MEMLENS_API_ENTRY();
-  return write_in_place(*this, nullptr, [&] { raw_scalar(*this, s, "add_", [](auto u, auto v) { return u + v; }); },
+  return write_in_place(*this, nullptr, [&] { raw_scalar(*this, s, "add_", fn::Add{}); },
                  [&](const Tensor& c) { return c.add(s); });
 }
 Tensor& Tensor::sub_(Scalar s) {
   MEMLENS_API_ENTRY();
-  return write_in_place(*this, nullptr, [&] { raw_scalar(*this, s, "sub_", [](auto u, auto v) { return u - v; }); },
+  return write_in_place(*this, nullptr, [&] { raw_scalar(*this, s, "sub_", fn::Sub{}); },
                  [&](const Tensor& c) { return c.sub(s); });
 }
 Tensor& Tensor::mul_(Scalar s) {
   MEMLENS_API_ENTRY();
-  return write_in_place(*this, nullptr, [&] { raw_scalar(*this, s, "mul_", [](auto u, auto v) { return u * v; }); },
+  return write_in_place(*this, nullptr, [&] { raw_scalar(*this, s, "mul_", fn::Mul{}); },
                  [&](const Tensor& c) { return c.mul(s); });
 }
 Tensor& Tensor::div_(Scalar s) {
   MEMLENS_API_ENTRY();
   if (!is_floating_point()) throw TypeError("result type float can't be cast to the desired output type " + std::string(type_name(dtype())) + " in div_");
-  return write_in_place(*this, nullptr, [&] { raw_scalar(*this, s, "div_", [](auto u, auto v) { return u / v; }); },
+  return write_in_place(*this, nullptr, [&] { raw_scalar(*this, s, "div_", fn::Div{}); },
                  [&](const Tensor& c) { return c.div(s); });
 }
 Tensor& Tensor::clamp_(std::optional<Scalar> lo, std::optional<Scalar> hi) {
@@ -573,7 +575,8 @@ Tensor& Tensor::fill_(Scalar v) {
   MEMLENS_API_ENTRY();
   autograd::check_inplace(*this);
   // Written without reading: the storage may still be uninitialised.
-  dispatch(dtype(), [&](auto tag) {
+  if (on_gpu(*this)) gpu().fill(*this, scalar_bits(v, dtype()));
+  else dispatch(dtype(), [&](auto tag) {
     using T = decltype(tag);
     T sv = scalar_as<T>(v);
     for_each_strided<1>(sizes(), {data_bytes(*this)}, {&strides()}, {static_cast<std::int64_t>(sizeof(T))},

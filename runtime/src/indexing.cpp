@@ -157,6 +157,10 @@ Tensor slice_alias(const Tensor& t, std::int64_t d, std::int64_t i) {
 
 namespace detail {
 void accumulate_into(const Tensor& dst, const Tensor& src) {
+  if (on_gpu(dst)) {
+    if (dst.dtype() != kBool) gpu().binary(fn::BinaryId::Add, {}, dst, dst, src);
+    return;
+  }
   dispatch(dst.dtype(), [&](auto tag) {
     using T = decltype(tag);
     if constexpr (!std::is_same_v<T, bool>)
@@ -180,22 +184,41 @@ Tensor Tensor::index_select(std::int64_t d, const Tensor& index) const {
   std::int64_t n = dim() == 0 ? 1 : size(d);
   OpTrace trace;
   Tensor idx = index.contiguous().reshape({-1});
-  const auto* ip = static_cast<const std::int64_t*>(idx.raw_data());
   Shape out_shape = sizes();
   if (dim() > 0) out_shape[static_cast<std::size_t>(d)] = idx.numel();
   Tensor out = make_tensor(out_shape, dtype(), device());
-  for (std::int64_t k = 0; k < idx.numel(); ++k) {
-    std::int64_t i = ip[k];
-    if (i < 0 || i >= n)  // no wrapping of negative indices, as PyTorch's index_select
-      throw IndexError("index out of range in self (index " + std::to_string(i) + " for dimension " +
-                       std::to_string(d) + " with size " + std::to_string(n) + ")");
-    if (dim() == 0) copy_into(out, *this);
-    else copy_into(slice_alias(out, d, k), slice_alias(*this, d, i));
+  auto out_of_range = [&](std::int64_t i) {  // no wrapping of negative indices, as PyTorch's index_select
+    return IndexError("index out of range in self (index " + std::to_string(i) + " for dimension " +
+                      std::to_string(d) + " with size " + std::to_string(n) + ")");
+  };
+  if (on_gpu(out)) {
+    if (auto bad = gpu().first_outside(idx, 0, n)) throw out_of_range(*bad);
+    if (dim() == 0) {
+      if (idx.numel() > 0) copy_into(out, *this);
+    } else {
+      gpu().take(dim_first(out, d), 1, without_dim(*this, d), idx, stride(d), storage_offset());
+    }
+  } else {
+    const auto* ip = static_cast<const std::int64_t*>(idx.raw_data());
+    for (std::int64_t k = 0; k < idx.numel(); ++k) {
+      std::int64_t i = ip[k];
+      if (i < 0 || i >= n) throw out_of_range(i);
+      if (dim() == 0) copy_into(out, *this);
+      else copy_into(slice_alias(out, d, k), slice_alias(*this, d, i));
+    }
   }
   emit_copy(*this, out, instrument::CopyReason::Index);
   trace.done("index_select", {this, &index}, out);
   autograd::record(out, "IndexSelectBackward0", {*this}, [in = sizes(), d, idx](const Tensor& g, const Node&) {
     Tensor gi = zeros(in, TensorOptions(g.dtype()).device(g.device()));
+    if (on_gpu(gi) && gi.dim() > 0) {
+      gpu().put(without_dim(gi, d), idx, gi.stride(d), gi.storage_offset(), dim_first(g, d), 1, true);
+      return Grads{gi};
+    }
+    if (on_gpu(gi)) {  // a 0-dim tensor selected idx.numel() times
+      for (std::int64_t k = 0; k < idx.numel(); ++k) accumulate_into(gi, g);
+      return Grads{gi};
+    }
     const auto* p = static_cast<const std::int64_t*>(idx.raw_data());
     for (std::int64_t k = 0; k < idx.numel(); ++k) {
       accumulate_into(gi.dim() == 0 ? gi : slice_alias(gi, d, p[k]), g.dim() == 0 ? g : slice_alias(g, d, k));
@@ -235,6 +258,20 @@ std::int64_t offset_of(const Shape& at, const Shape& strides) {
   return pos;
 }
 
+// Throws error(i) for the first index element i (row-major) outside [0, n).
+template <class Error>
+void check_indices(const Tensor& index, std::int64_t n, Error&& error) {
+  if (on_gpu(index)) {
+    if (auto bad = gpu().first_outside(index, 0, n)) throw error(*bad);
+    return;
+  }
+  const auto* ip = static_cast<const std::int64_t*>(index.raw_data());
+  for_each_coordinate(index.sizes(), [&](std::int64_t, const Shape& at) {
+    std::int64_t i = ip[offset_of(at, index.strides())];
+    if (i < 0 || i >= n) throw error(i);
+  });
+}
+
 }  // namespace
 
 Tensor Tensor::gather(std::int64_t d, const Tensor& index) const {
@@ -254,16 +291,15 @@ Tensor Tensor::gather(std::int64_t d, const Tensor& index) const {
   const std::int64_t n = size(d);
   // Strided reads: neither the input nor the index is copied to make it contiguous (a
   // copy here would be the library's, charged to the caller's line).
-  const auto* ip = static_cast<const std::int64_t*>(index.raw_data());
-  for_each_coordinate(index.sizes(), [&](std::int64_t, const Shape& at) {
-    std::int64_t i = ip[offset_of(at, index.strides())];
-    if (i < 0 || i >= n)
-      throw IndexError("gather(): index " + std::to_string(i) + " is out of bounds for dimension " + std::to_string(d) +
-                       " with size " + std::to_string(n));
+  check_indices(index, n, [&](std::int64_t i) {
+    return IndexError("gather(): index " + std::to_string(i) + " is out of bounds for dimension " + std::to_string(d) +
+                      " with size " + std::to_string(n));
   });
   OpTrace trace;
   Tensor out = make_tensor(index.sizes(), dtype(), device());
-  dispatch(dtype(), [&](auto t) {
+  const auto* ip = static_cast<const std::int64_t*>(index.raw_data());
+  if (on_gpu(out)) gpu().gather(out, *this, d, index);
+  else dispatch(dtype(), [&](auto t) {
     using T = decltype(t);
     const T* src = static_cast<const T*>(raw_data());
     T* o = static_cast<T*>(out.raw_data());
@@ -291,17 +327,16 @@ Tensor Tensor::scatter(std::int64_t d, const Tensor& index, const Tensor& src) c
       throw IndexError("scatter(): Expected index " + shape_str(index.sizes()) + " to be smaller than self " +
                        shape_str(sizes()) + " apart from dimension " + std::to_string(d) + " and to be smaller size than src " +
                        shape_str(src.sizes()));
-  const auto* ip = static_cast<const std::int64_t*>(index.raw_data());
-  for_each_coordinate(index.sizes(), [&](std::int64_t, const Shape& at) {
-    std::int64_t i = ip[offset_of(at, index.strides())];
-    if (i < 0 || i >= size(d))
-      throw IndexError("scatter(): index " + std::to_string(i) + " is out of bounds for dimension " + std::to_string(d) +
-                       " with size " + std::to_string(size(d)));
+  check_indices(index, size(d), [&](std::int64_t i) {
+    return IndexError("scatter(): index " + std::to_string(i) + " is out of bounds for dimension " + std::to_string(d) +
+                      " with size " + std::to_string(size(d)));
   });
   OpTrace trace;
   Tensor out = detail::layout_copy(*this, instrument::CopyReason::Clone);
   Tensor values = cast(src, dtype());
-  dispatch(dtype(), [&](auto t) {
+  const auto* ip = static_cast<const std::int64_t*>(index.raw_data());
+  if (on_gpu(out)) gpu().scatter(out, d, index, values, false);
+  else dispatch(dtype(), [&](auto t) {
     using T = decltype(t);
     const T* vp = static_cast<const T*>(values.raw_data());
     T* o = static_cast<T*>(out.raw_data());
@@ -330,11 +365,10 @@ Tensor Tensor::index_add(std::int64_t d, const Tensor& index, const Tensor& sour
   if (source.sizes() != want)
     throw ShapeError("index_add(): source " + shape_str(source.sizes()) + " must be " + shape_str(want));
   Tensor ic = idx.contiguous();
-  const auto* ip = static_cast<const std::int64_t*>(ic.raw_data());
-  for (std::int64_t k = 0; k < ic.numel(); ++k)
-    if (ip[k] < 0 || ip[k] >= size(d))
-      throw IndexError("index_add(): index " + std::to_string(ip[k]) + " is out of bounds for dimension " + std::to_string(d) +
-                       " with size " + std::to_string(size(d)));
+  check_indices(ic, size(d), [&](std::int64_t i) {
+    return IndexError("index_add(): index " + std::to_string(i) + " is out of bounds for dimension " + std::to_string(d) +
+                      " with size " + std::to_string(size(d)));
+  });
   OpTrace trace;
   Tensor out = detail::layout_copy(*this, instrument::CopyReason::Clone);
   Tensor scaled = cast(source, dtype());
@@ -342,7 +376,12 @@ Tensor Tensor::index_add(std::int64_t d, const Tensor& index, const Tensor& sour
     NoGradGuard no_grad;
     scaled = scaled * alpha;
   }
-  for (std::int64_t k = 0; k < ic.numel(); ++k) accumulate_into(slice_alias(out, d, ip[k]), slice_alias(scaled, d, k));
+  if (on_gpu(out)) {
+    gpu().put(without_dim(out, d), ic, out.stride(d), out.storage_offset(), dim_first(scaled, d), 1, true);
+  } else {
+    const auto* ip = static_cast<const std::int64_t*>(ic.raw_data());
+    for (std::int64_t k = 0; k < ic.numel(); ++k) accumulate_into(slice_alias(out, d, ip[k]), slice_alias(scaled, d, k));
+  }
   trace.done("index_add", {this, &index, &source}, out);
   autograd::record(out, "IndexAddBackward0", {*this, source}, [d, ic, alpha](const Tensor& g, const Node& n) {
     return Grads{g, n.needs_input_grad(1) ? g.index_select(d, ic) * alpha : Tensor()};
@@ -354,6 +393,10 @@ namespace detail {
 Tensor scatter_add(const Shape& shape, std::int64_t d, const Tensor& index, const Tensor& values) {
   // Into a fresh tensor: an element picked twice gets both.
   Tensor out = zeros(shape, TensorOptions(values.dtype()).device(values.device()));
+  if (on_gpu(out)) {
+    gpu().scatter(out, d, index, values, true);
+    return out;
+  }
   const Shape out_strides = contiguous_strides(shape);
   const auto* ip = static_cast<const std::int64_t*>(index.raw_data());
   dispatch(values.dtype(), [&](auto t) {
@@ -379,6 +422,20 @@ Tensor Tensor::masked_select(const Tensor& mask) const {
   Shape shape = broadcast_shapes(sizes(), mask.sizes());
   Tensor src = expand_alias(*this, shape).contiguous();
   Tensor m = expand_alias(mask, shape).contiguous();
+  if (on_gpu(m)) {
+    Tensor positions = gpu().nonzero_positions(m);
+    Tensor out = make_tensor({positions.numel()}, dtype(), device());
+    gpu().take(out, 1, as_strided_alias(src, {}, {}, 0), positions, 1, src.storage_offset());
+    emit_copy(*this, out, instrument::CopyReason::Index);
+    trace.done("masked_select", {this, &mask}, out);
+    // Backward finds the positions again from the mask, which is all it keeps (as PyTorch's).
+    autograd::record(out, "MaskedSelectBackward0", {*this}, [in = sizes(), shape, m](const Tensor& g, const Node&) {
+      Tensor gi = zeros(shape, TensorOptions(g.dtype()).device(g.device()));
+      gpu().put(as_strided_alias(gi, {}, {}, 0), gpu().nonzero_positions(m), 1, gi.storage_offset(), g, 1, false);
+      return Grads{autograd::sum_to(gi, in)};
+    });
+    return out;
+  }
   const bool* mp = static_cast<const bool*>(m.raw_data());
   std::int64_t count = 0;
   for (std::int64_t i = 0; i < m.numel(); ++i) count += mp[i];
@@ -521,6 +578,13 @@ Tensor Tensor::repeat(Shape repeats) const {
 Tensor Tensor::nonzero() const {
   MEMLENS_API_ENTRY();
   OpTrace trace;
+  if (on_gpu(*this)) {
+    Tensor positions = gpu().nonzero_positions(contiguous());
+    Tensor out = make_tensor({positions.numel(), dim()}, kInt64, device());
+    gpu().unravel(out, positions, sizes());
+    trace.done("nonzero", {this}, out);
+    return out;
+  }
   std::vector<std::int64_t> coords;
   std::int64_t count = 0;
   dispatch(dtype(), [&](auto tag) {
@@ -548,6 +612,11 @@ std::tuple<Tensor, Tensor> Tensor::sort(std::int64_t d, bool descending) const {
   Shape outer = sizes();
   outer[static_cast<std::size_t>(d)] = 1;
   const std::int64_t len = size(d), step = stride(d);
+  if (on_gpu(indices)) {
+    gpu().sort(indices, *this, d, descending);
+    trace.done("sort", {this}, indices);
+    return {gather(d, indices), indices};
+  }
   auto* ip = indices.data_ptr<std::int64_t>();
   const Shape index_strides = indices.strides();
   dispatch(dtype(), [&](auto tag) {

@@ -13,22 +13,24 @@ using Grads = std::vector<Tensor>;
 
 namespace {
 
-// How a 2-D operand can be handed to BLAS without a copy: row-major as is, or as the
-// transpose of a row-major matrix.
-struct BlasOperand {
-  Tensor t;
-  CBLAS_TRANSPOSE trans;
-  int ld;
-};
-
-BlasOperand blas_operand(const Tensor& m) {
-  std::int64_t rows = m.size(0), cols = m.size(1);
-  if (m.stride(1) == 1 && m.stride(0) >= std::max<std::int64_t>(1, cols))
-    return {m, CblasNoTrans, static_cast<int>(m.stride(0))};
-  if (m.stride(0) == 1 && m.stride(1) >= std::max<std::int64_t>(1, rows))
-    return {m, CblasTrans, static_cast<int>(m.stride(1))};
+// How the matrices in the last two dims of `m` can be handed to BLAS without a copy:
+// row-major as they are, or as the transpose of a row-major matrix; else a contiguous copy.
+GemmOperand blas_operand(const Tensor& m) {
+  const std::int64_t rows = m.size(-2), cols = m.size(-1);
+  if (m.stride(-1) == 1 && m.stride(-2) >= std::max<std::int64_t>(1, cols)) return {m, false, m.stride(-2)};
+  if (m.stride(-2) == 1 && m.stride(-1) >= std::max<std::int64_t>(1, rows)) return {m, true, m.stride(-1)};
   Tensor c = layout_copy(m, instrument::CopyReason::OpInternal);
-  return {c, CblasNoTrans, static_cast<int>(std::max<std::int64_t>(1, cols))};
+  return {c, false, std::max<std::int64_t>(1, cols)};
+}
+
+CBLAS_TRANSPOSE cblas_trans(const GemmOperand& o) { return o.transposed ? CblasTrans : CblasNoTrans; }
+
+// out[i] = a[i] @ b[i] for i < batch on the GPU, each [n x k] @ [k x p], batch dim 0 (one
+// strided-batched GEMM).
+void gpu_gemm_batched(const Tensor& out, const Tensor& a, const Tensor& b) {
+  GemmOperand x = blas_operand(a), y = blas_operand(b);
+  gpu().gemm(out, out.stride(-2), x, y, a.size(-2), a.size(-1), b.size(-1), a.size(0), out.stride(0), x.t.stride(0),
+             y.t.stride(0));
 }
 
 // out (n x p, rows of unit stride: a contiguous matrix or a slice of a batch) = a (n x m) @ b (m x p).
@@ -37,6 +39,10 @@ void gemm_into(const Tensor& out, const Tensor& a, const Tensor& b) {
   if (n == 0 || p == 0) return;
   if (k == 0) {
     copy_into(out, zeros({}, TensorOptions(out.dtype()).device(out.device())));
+    return;
+  }
+  if (on_gpu(out)) {
+    gpu().gemm(out, out.stride(0), blas_operand(a), blas_operand(b), n, k, p, 1, 0, 0, 0);
     return;
   }
   if (a.dtype() == kFloat16 || a.dtype() == kBFloat16) {
@@ -54,15 +60,14 @@ void gemm_into(const Tensor& out, const Tensor& a, const Tensor& b) {
     return;
   }
   if (a.dtype() == kFloat32 || a.dtype() == kFloat64) {
-    BlasOperand x = blas_operand(a), y = blas_operand(b);
+    GemmOperand x = blas_operand(a), y = blas_operand(b);
+    const int lx = static_cast<int>(x.ld), ly = static_cast<int>(y.ld), lo = static_cast<int>(out.stride(0));
     if (a.dtype() == kFloat32)
-      cblas_sgemm(CblasRowMajor, x.trans, y.trans, n, p, k, 1.0f, static_cast<const float*>(x.t.raw_data()), x.ld,
-                  static_cast<const float*>(y.t.raw_data()), y.ld, 0.0f, static_cast<float*>(out.raw_data()),
-                  static_cast<int>(out.stride(0)));
+      cblas_sgemm(CblasRowMajor, cblas_trans(x), cblas_trans(y), n, p, k, 1.0f, static_cast<const float*>(x.t.raw_data()),
+                  lx, static_cast<const float*>(y.t.raw_data()), ly, 0.0f, static_cast<float*>(out.raw_data()), lo);
     else
-      cblas_dgemm(CblasRowMajor, x.trans, y.trans, n, p, k, 1.0, static_cast<const double*>(x.t.raw_data()), x.ld,
-                  static_cast<const double*>(y.t.raw_data()), y.ld, 0.0, static_cast<double*>(out.raw_data()),
-                  static_cast<int>(out.stride(0)));
+      cblas_dgemm(CblasRowMajor, cblas_trans(x), cblas_trans(y), n, p, k, 1.0, static_cast<const double*>(x.t.raw_data()),
+                  lx, static_cast<const double*>(y.t.raw_data()), ly, 0.0, static_cast<double*>(out.raw_data()), lo);
     return;
   }
   // Integer matmul: no BLAS for it; a plain triple loop over strides.
@@ -131,7 +136,9 @@ Tensor Tensor::bmm(const Tensor& o) const {
                      std::to_string(o.size(1)) + "].");
   OpTrace trace;
   Tensor out = make_tensor({size(0), size(1), o.size(2)}, dtype(), device());
-  for (std::int64_t i = 0; i < size(0); ++i) {
+  const bool on_device = on_gpu(out) && size(1) > 0 && o.size(2) > 0 && size(2) > 0;
+  if (on_device) gpu_gemm_batched(out, *this, o);
+  for (std::int64_t i = 0; i < size(0) && !on_device; ++i) {
     Tensor oi = as_strided_alias(out, {size(1), o.size(2)}, {out.stride(1), 1}, i * out.stride(0));
     Tensor ai = as_strided_alias(*this, {size(1), size(2)}, {stride(1), stride(2)}, storage_offset() + i * stride(0));
     Tensor bi = as_strided_alias(o, {o.size(1), o.size(2)}, {o.stride(1), o.stride(2)}, o.storage_offset() + i * o.stride(0));
@@ -191,6 +198,17 @@ Tensor Tensor::matmul(const Tensor& o) const {
   return out.reshape(result);
 }
 
+namespace {
+void record_matmul(Tensor& out, const Tensor& a, const Tensor& b) {
+  autograd::record(out, "MatmulBackward0", {a, b},
+                   [sa = SavedTensor(a), sb = SavedTensor(b)](const Tensor& g, const Node& node) {
+                     Tensor av = sa.unpack(node), bv = sb.unpack(node);
+                     return Grads{node.needs_input_grad(0) ? autograd::sum_to(g.matmul(bv.transpose(-2, -1)), av.sizes()) : Tensor(),
+                                  node.needs_input_grad(1) ? autograd::sum_to(av.transpose(-2, -1).matmul(g), bv.sizes()) : Tensor()};
+                   });
+}
+}  // namespace
+
 namespace detail {
 
 Tensor batched_matmul(const Tensor& a, const Tensor& b, const Shape& memory_order) {
@@ -218,6 +236,26 @@ Tensor batched_matmul(const Tensor& a, const Tensor& b, const Shape& memory_orde
     out = as_strided_alias(m, shape, strides, 0);
   }
   Tensor x = expand_alias(a, ea), y = expand_alias(b, eb);
+  if (on_gpu(out) && !batch.empty() && n > 0 && p > 0 && k > 0) {
+    // One strided-batched GEMM over the last batch dim for each index of the others.
+    const std::size_t outer_dims = batch.size() - 1;
+    Shape index(outer_dims, 0);
+    for (std::int64_t i = 0, count = numel_of(Shape(batch.begin(), batch.end() - 1)); i < count; ++i) {
+      auto last = [&](const Tensor& t, std::int64_t rows, std::int64_t cols) {
+        std::int64_t off = t.storage_offset();
+        for (std::size_t d = 0; d < outer_dims; ++d) off += index[d] * t.strides()[d];
+        return as_strided_alias(t, {batch.back(), rows, cols}, {t.stride(-3), t.stride(-2), t.stride(-1)}, off);
+      };
+      gpu_gemm_batched(last(out, n, p), last(x, n, k), last(y, k, p));
+      for (std::size_t d = outer_dims; d-- > 0;) {
+        if (++index[d] < batch[d]) break;
+        index[d] = 0;
+      }
+    }
+    trace.done("matmul", {&a, &b}, out);
+    record_matmul(out, a, b);
+    return out;
+  }
   const std::size_t nd = batch.size();
   Shape index(nd, 0);
   for (std::int64_t i = 0, count = numel_of(batch); i < count; ++i) {
@@ -233,12 +271,7 @@ Tensor batched_matmul(const Tensor& a, const Tensor& b, const Shape& memory_orde
     }
   }
   trace.done("matmul", {&a, &b}, out);
-  autograd::record(out, "MatmulBackward0", {a, b},
-                   [sa = SavedTensor(a), sb = SavedTensor(b)](const Tensor& g, const Node& node) {
-                     Tensor av = sa.unpack(node), bv = sb.unpack(node);
-                     return Grads{node.needs_input_grad(0) ? autograd::sum_to(g.matmul(bv.transpose(-2, -1)), av.sizes()) : Tensor(),
-                                  node.needs_input_grad(1) ? autograd::sum_to(av.transpose(-2, -1).matmul(g), bv.sizes()) : Tensor()};
-                   });
+  record_matmul(out, a, b);
   return out;
 }
 

@@ -123,14 +123,20 @@ std::string Tensor::toString() const {
   if (!defined()) return "tensor(undefined)";
   std::string out = "tensor(";
   bool summarize = numel() > kThreshold;
-  Formatter f = make_formatter(*this, summarize);
+  // A GPU tensor's values come over in one transfer, not one element at a time.
+  Tensor values = *this;
+  if (detail::on_gpu(*this)) {
+    NoGradGuard no_grad;
+    values = to(kCPU);
+  }
+  Formatter f = make_formatter(values, summarize);
   if (dim() == 0) {
-    out += f.format(read_double(*this, {}));
+    out += f.format(read_double(values, {}));
   } else if (numel() == 0) {
     out += "[]";
   } else {
     Shape idx(static_cast<std::size_t>(dim()), 0);
-    render(*this, idx, 0, f, summarize, 7, out);
+    render(values, idx, 0, f, summarize, 7, out);
   }
   std::vector<std::string> suffix;
   if (numel() == 0 && dim() != 1) {

@@ -133,7 +133,9 @@ Tensor fold_impl(const Tensor& t, const std::vector<bool>& mask, bool keepdim, S
   TensorOptions acc_options = TensorOptions(is_floating_point(out_type) ? kFloat64 : kInt64).device(t.device());
   Tensor acc = Product ? ones(keep, acc_options) : zeros(keep, acc_options);
   Tensor accv = accumulator_view(acc, t, mask);
-  if (!Product && t.dtype() == kFloat32 && t.is_contiguous() && sum_float_blocks(t, mask, acc)) {
+  if (on_gpu(t)) {
+    gpu().fold(acc, t, mask, Product);
+  } else if (!Product && t.dtype() == kFloat32 && t.is_contiguous() && sum_float_blocks(t, mask, acc)) {
     // done by the blocked float path
   } else dispatch(t.dtype(), [&](auto tag) {
     using T = decltype(tag);
@@ -211,7 +213,8 @@ std::tuple<Tensor, Tensor> extreme(const Tensor& t, std::optional<std::int64_t> 
   // Walk the outer shape (reduced dim of size 1), scanning the reduced dim per element.
   Tensor outer = as_strided_alias(src, keep, src.strides(), src.storage_offset());
   std::int64_t len = src.size(d), step = src.stride(d);
-  dispatch(t.dtype(), [&](auto tag) {
+  if (on_gpu(src)) gpu().extreme(values, indices, outer, len, step, want_max);
+  else dispatch(t.dtype(), [&](auto tag) {
     using T = decltype(tag);
     for_each_strided<3>(keep, {data_bytes(values), data_bytes(indices), data_bytes(outer)},
                         {&values.strides(), &indices.strides(), &outer.strides()},
@@ -372,7 +375,8 @@ Tensor Tensor::cumsum(std::int64_t dim_arg) const {
   keep[static_cast<std::size_t>(d)] = 1;
   Tensor from = as_strided_alias(src, keep, src.strides(), src.storage_offset());
   const std::int64_t len = size(d), in_step = src.stride(d), out_step = out.stride(d);
-  dispatch(out_type, [&](auto tag) {
+  if (on_gpu(out)) gpu().cumsum(out, src, d);
+  else dispatch(out_type, [&](auto tag) {
     using T = decltype(tag);
     using Acc = std::conditional_t<is_floating_v<T>, double, std::int64_t>;
     for_each_strided<2>(keep, {data_bytes(out), data_bytes(from)}, {&out.strides(), &from.strides()},

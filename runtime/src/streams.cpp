@@ -1,3 +1,4 @@
+#include <algorithm>
 #include <map>
 #include <mutex>
 
@@ -42,6 +43,29 @@ std::uint64_t SimStreams::record(StreamId s) {
 bool SimStreams::query(StreamId s, std::uint64_t marker) {
   std::lock_guard lock(mu);
   return streams[s].completed >= marker;
+}
+
+StreamId SimStreams::create() {
+  std::lock_guard lock(mu);
+  StreamId id = streams.empty() ? 1 : std::max(1, streams.rbegin()->first + 1);
+  streams[id];
+  return id;
+}
+
+StreamId new_stream() { return accelerator_streams().create(); }
+void synchronize(StreamId s) { accelerator_streams().synchronize(s); }
+
+void DeviceEvent::record(StreamId s) {
+  stream_ = s;
+  marker_ = accelerator_streams().record(s);
+  recorded_ = true;
+}
+bool DeviceEvent::query() const { return !recorded_ || accelerator_streams().query(stream_, marker_); }
+void DeviceEvent::synchronize() const {
+  if (recorded_) accelerator_streams().synchronize(stream_);
+}
+void DeviceEvent::wait(StreamId s) const {
+  if (recorded_) accelerator_streams().wait(s, stream_, marker_);
 }
 
 }  // namespace memlens

@@ -99,6 +99,15 @@ Tensor clone_for(const Tensor& t, instrument::CopyReason reason) {
   return out;
 }
 
+ScalarBits scalar_bits(const Scalar& s, ScalarType t) {
+  return dispatch(t, [&](auto tag) {
+    using T = decltype(tag);
+    const T v = scalar_as<T>(s);
+    if constexpr (is_floating_v<T>) return ScalarBits{static_cast<double>(v), 0};
+    else return ScalarBits{0, static_cast<std::int64_t>(v)};
+  });
+}
+
 std::int64_t wrap_dim(std::int64_t dim, std::int64_t ndim) {
   std::int64_t n = std::max<std::int64_t>(ndim, 1);
   if (dim < -n || dim >= n)
@@ -153,12 +162,13 @@ void copy_transposed(const Tensor& dst, const Tensor& src) {
 }
 }  // namespace
 
-void copy_into(const Tensor& dst, const Tensor& src) {
+void copy_into(const Tensor& dst, const Tensor& src, bool non_blocking) {
   Shape target = broadcast_shapes(dst.sizes(), src.sizes());
   if (target != dst.sizes())
     throw ShapeError("output with shape " + shape_str(dst.sizes()) + " doesn't match the broadcast shape " +
                      shape_str(target));
   Tensor s = expand_alias(src, dst.sizes());
+  if (on_gpu(dst) || on_gpu(s)) return gpu().copy(dst, s, non_blocking);
   if (s.dtype() == dst.dtype() && s.is_contiguous() && dst.is_contiguous()) {
     std::memcpy(dst.raw_data(), s.raw_data(), dst.nbytes());
     return;
@@ -176,6 +186,26 @@ void copy_into(const Tensor& dst, const Tensor& src) {
   });
 }
 
+Tensor transfer_copy(const Tensor& t, const Device& d) {
+  Tensor out = make_tensor(t.sizes(), t.dtype(), d);
+  copy_into(out, t);
+  return out;
+}
+
+Tensor dim_first(const Tensor& t, std::int64_t d) {
+  Shape sizes{t.size(d)}, strides{t.stride(d)};
+  for (std::int64_t i = 0; i < t.dim(); ++i)
+    if (i != d) sizes.push_back(t.size(i)), strides.push_back(t.stride(i));
+  return as_strided_alias(t, sizes, strides, t.storage_offset());
+}
+
+Tensor without_dim(const Tensor& t, std::int64_t d) {
+  Shape sizes = t.sizes(), strides = t.strides();
+  sizes.erase(sizes.begin() + d);
+  strides.erase(strides.begin() + d);
+  return as_strided_alias(t, sizes, strides, 0);
+}
+
 double read_double(const Tensor& t, const Shape& index) {
   std::int64_t off = t.storage_offset();
   for (std::size_t d = 0; d < index.size(); ++d) off += index[d] * t.strides()[d];
@@ -183,7 +213,8 @@ double read_double(const Tensor& t, const Shape& index) {
   return dispatch(t.dtype(), [&](auto tag) {
     using T = decltype(tag);
     T v;
-    std::memcpy(&v, base, sizeof(T));
+    if (on_gpu(t)) gpu().read(t, off, &v, sizeof(T));
+    else std::memcpy(&v, base, sizeof(T));
     return static_cast<double>(v);
   });
 }
@@ -287,17 +318,24 @@ Tensor Tensor::pin_memory() const {
   return out;
 }
 
-// On cpu and sim every copy is done when it returns, so non_blocking changes nothing
-// there; it is accepted so that code written for a GPU runs unchanged.
-Tensor Tensor::to(const Device& d, bool /*non_blocking*/) const { return to(d); }
-
 Tensor Tensor::to(const Device& d) const {
+  MEMLENS_API_ENTRY();
+  return to(d, false);
+}
+
+// On cpu and sim every copy is done when it returns, so non_blocking changes nothing
+// there. On a GPU a copy from pinned memory (or to it) is queued on the current stream
+// and returns at once, as PyTorch's; the pinned block is kept from reuse until it is done.
+// A non_blocking copy from a GPU to the cpu lands in pinned memory, as PyTorch's does, so
+// that it can be asynchronous.
+Tensor Tensor::to(const Device& d, bool non_blocking) const {
   MEMLENS_API_ENTRY();
   Device target = resolve(d);
   if (target == device()) return *this;
-  Tensor out = make_tensor(sizes(), dtype(), target);
+  const bool pinned = non_blocking && target.is_cpu() && on_gpu(*this);
+  Tensor out = make_tensor(sizes(), dtype(), pinned ? Device(DeviceType::CUDAHost) : target);
   // sim and cpu both live in host memory: the transfer is a real copy of the bytes.
-  copy_into(out, *this);
+  copy_into(out, *this, non_blocking);
   emit_copy(*this, out, instrument::CopyReason::ToDevice);
   if (device().is_cpu() && !requires_grad()) emit_category(out, instrument::Category::Input);
   autograd::record(out, "ToCopyBackward0", {*this}, [src = device()](const Tensor& g, const autograd::Node&) {

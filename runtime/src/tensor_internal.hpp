@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <string>
 
+#include "gpu_kernels.hpp"
 #include "memlens/runtime/autograd.hpp"
 #include "memlens/runtime/half.hpp"
 #include "memlens/runtime/instrument.hpp"
@@ -54,6 +55,8 @@ T scalar_as(const Scalar& s) {
   if constexpr (is_floating_v<T>) return static_cast<T>(s.to_double());
   else return static_cast<T>(s.to_int());
 }
+// The scalar as a kernel of element type `t` reads it (gpu_kernels.hpp).
+ScalarBits scalar_bits(const Scalar& s, ScalarType t);
 // Wraps a possibly negative dim; throws IndexError naming the valid range.
 std::int64_t wrap_dim(std::int64_t dim, std::int64_t ndim);
 void check_same_device(const Tensor& a, const Tensor& b, const char* op);
@@ -73,8 +76,9 @@ Tensor batched_matmul(const Tensor& a, const Tensor& b, const Shape& memory_orde
 // dim d (gather's backward; max(dim)'s, to the index it returned).
 Tensor scatter_add(const Shape& shape, std::int64_t d, const Tensor& index, const Tensor& values);
 // Copies `src` into `dst` elementwise with dtype conversion; shapes must match after
-// broadcasting `src` to `dst`. No autograd, no version bump.
-void copy_into(const Tensor& dst, const Tensor& src);
+// broadcasting `src` to `dst`. No autograd, no version bump. Across host and GPU a
+// transfer; `non_blocking` lets one from or to pinned memory return before it is done.
+void copy_into(const Tensor& dst, const Tensor& src, bool non_blocking = false);
 // Writes op(self, other) into self, an in-place op. Without autograd it runs `raw` on
 // self's storage; with autograd it computes the out-of-place result from a clone (so
 // tensors saved by the op keep their version) and moves that history onto self, or onto
@@ -96,6 +100,14 @@ Tensor& write_in_place(Tensor& self, const Tensor* other, Raw&& raw, OutOfPlace&
   else autograd::record_overwrite(self, "CopyBackwards");  // constants written: history kept, gradient zero
   return self;
 }
+
+// A copy of t on device d (a transfer: host <-> GPU), without autograd or a copy event:
+// for an op's own bookkeeping, such as index values read on the host.
+Tensor transfer_copy(const Tensor& t, const Device& d);
+// t with dim d first (the others in order), and t without dim d at storage offset 0: the
+// two sides of GpuKernels::take and put along one dim.
+Tensor dim_first(const Tensor& t, std::int64_t d);
+Tensor without_dim(const Tensor& t, std::int64_t d);
 
 // dst += src elementwise, src already of dst's shape, in place: no op, no tensor made
 // (a gradient added row by row).

@@ -17,16 +17,18 @@ class CachingHostAllocator final : public Allocator {
  public:
   static constexpr std::size_t kMinBlockSize = 512;
 
-  explicit CachingHostAllocator(std::unique_ptr<MemorySource> source);
+  // `events` says when GPU work that read or wrote a block is done (none: host copies
+  // are done when they return, and a freed block is reusable at once).
+  explicit CachingHostAllocator(std::unique_ptr<MemorySource> source, StreamEvents* events = nullptr);
   ~CachingHostAllocator() override;
   CachingHostAllocator(const CachingHostAllocator&) = delete;
   CachingHostAllocator& operator=(const CachingHostAllocator&) = delete;
 
   void* allocate(std::size_t bytes, StreamId stream = kDefaultStream, std::uint64_t owner = 0) override;
   void deallocate(void* ptr) override;
-  // Host copies on sim are done when they return, so a freed block is reusable at once;
-  // the CUDA backend's copies will record events here.
-  void record_stream(void*, StreamId) override {}
+  // An asynchronous copy on `stream` uses the block: once freed, it is reused only after
+  // that copy is done (PyTorch's CachingHostAllocator records an event the same way).
+  void record_stream(void* ptr, StreamId stream) override;
   void empty_cache() override;
   std::vector<SegmentSnapshot> snapshot() const override;
   std::uint64_t capacity() const override { return source_->capacity(); }
@@ -42,8 +44,19 @@ class CachingHostAllocator final : public Allocator {
     std::size_t requested;
     std::uint64_t owner;
     StreamId stream;
+    std::vector<StreamId> used_by;  // streams of asynchronous copies (record_stream)
   };
+  struct PendingFree {
+    void* ptr;
+    Block block;
+    std::vector<std::pair<StreamId, std::uint64_t>> markers;
+  };
+  // Frees whose copies have finished: FreeCompleted, back in the cache. Called with mu_ held.
+  void complete_finished_frees();
+  void cache_freed(void* ptr, const Block& b);
   std::unique_ptr<MemorySource> source_;
+  StreamEvents* events_;
+  std::vector<PendingFree> pending_;
   std::map<void*, Block> live_;
   std::multimap<std::size_t, void*> cached_;  // free blocks by size
 };

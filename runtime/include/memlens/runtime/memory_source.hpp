@@ -22,6 +22,9 @@ class MemorySource {
   virtual std::size_t capacity() const = 0;
   // Bytes held by acquired segments.
   virtual std::size_t used() const = 0;
+  // Bytes the device could still give, for OOM messages: on a GPU what the driver says is
+  // free, since other processes hold memory too.
+  virtual std::size_t available() const { return capacity() - used(); }
 
   // Virtual memory, for expandable segments: reserve address space that costs nothing,
   // then map and unmap pages of it, which count against the capacity like segments do.
