@@ -161,21 +161,20 @@ namespace {
 // Fills `t` in place from the generator: a random draw overwrites its history.
 Tensor& fill_random(Tensor& t, const char* node, Distribution d, double a, double b) {
   autograd::check_inplace(t);
+  // Drawn into a dense floating tensor, then written through t's layout and dtype.
+  Tensor values;
   if (on_gpu(t)) {
-    Tensor values = make_tensor(t.sizes(), t.dtype(), t.device());
+    values = make_tensor(t.sizes(), t.is_floating_point() ? t.dtype() : kFloat32, t.device());
     gpu().random(values, d, a, b);
-    copy_into(t, values);
   } else {
-    Tensor values = make_tensor(t.sizes(), kFloat64, t.device());
-    {
-      std::lock_guard lock(rng_mu);
-      double* p = values.data_ptr<double>();
-      with_host_distribution(d, a, b, [&](auto draw) {
-        for (std::int64_t i = 0; i < values.numel(); ++i) p[i] = draw(rng());
-      });
-    }
-    copy_into(t, values);
+    values = make_tensor(t.sizes(), kFloat64, t.device());
+    std::lock_guard lock(rng_mu);
+    double* p = values.data_ptr<double>();
+    with_host_distribution(d, a, b, [&](auto draw) {
+      for (std::int64_t i = 0; i < values.numel(); ++i) p[i] = draw(rng());
+    });
   }
+  copy_into(t, values);
   t.storage()->bump_version();
   autograd::record_overwrite(t, node);
   return t;

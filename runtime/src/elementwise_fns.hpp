@@ -27,14 +27,15 @@ struct Params {
 // types than float and double compute in float (16-bit) or double (integers), as
 // std::exp(int) does.
 #if defined(__CUDA_ARCH__)
-#define MEMLENS_FN_MATH(name)                                           \
-  MEMLENS_HD inline float name(float x) { return ::name##f(x); }        \
-  MEMLENS_HD inline double name(double x) { return ::name(x); }
+#define MEMLENS_FN_CALL(name) ::name
+#define MEMLENS_FN_CALL_FLOAT(name) ::name##f
 #else
-#define MEMLENS_FN_MATH(name)                                           \
-  MEMLENS_HD inline float name(float x) { return std::name(x); }        \
-  MEMLENS_HD inline double name(double x) { return std::name(x); }
+#define MEMLENS_FN_CALL(name) std::name
+#define MEMLENS_FN_CALL_FLOAT(name) std::name
 #endif
+#define MEMLENS_FN_MATH(name)                                                        \
+  MEMLENS_HD inline float name(float x) { return MEMLENS_FN_CALL_FLOAT(name)(x); }  \
+  MEMLENS_HD inline double name(double x) { return MEMLENS_FN_CALL(name)(x); }
 #define MEMLENS_FN_MATH_ANY(name)                                                          \
   MEMLENS_FN_MATH(name)                                                                    \
   template <class T>                                                                       \
@@ -50,38 +51,16 @@ MEMLENS_FN_MATH_ANY(erf)
 MEMLENS_FN_MATH_ANY(sin)
 MEMLENS_FN_MATH_ANY(cos)
 MEMLENS_FN_MATH_ANY(tanh)
-MEMLENS_HD inline double floor(double x) {
-#if defined(__CUDA_ARCH__)
-  return ::floor(x);
-#else
-  return std::floor(x);
-#endif
-}
-MEMLENS_HD inline double ceil(double x) {
-#if defined(__CUDA_ARCH__)
-  return ::ceil(x);
-#else
-  return std::ceil(x);
-#endif
-}
+MEMLENS_HD inline double floor(double x) { return MEMLENS_FN_CALL(floor)(x); }
+MEMLENS_HD inline double ceil(double x) { return MEMLENS_FN_CALL(ceil)(x); }
 // Half to even, as PyTorch's round.
-MEMLENS_HD inline double round_even(double x) {
-#if defined(__CUDA_ARCH__)
-  return ::nearbyint(x);
-#else
-  return std::nearbyint(x);
-#endif
-}
-MEMLENS_HD inline double pow(double x, double y) {
-#if defined(__CUDA_ARCH__)
-  return ::pow(x, y);
-#else
-  return std::pow(x, y);
-#endif
-}
+MEMLENS_HD inline double round_even(double x) { return MEMLENS_FN_CALL(nearbyint)(x); }
+MEMLENS_HD inline double pow(double x, double y) { return MEMLENS_FN_CALL(pow)(x, y); }
 }  // namespace math
 #undef MEMLENS_FN_MATH_ANY
 #undef MEMLENS_FN_MATH
+#undef MEMLENS_FN_CALL_FLOAT
+#undef MEMLENS_FN_CALL
 
 // Whether u is below zero (never, for unsigned types: no comparison the compiler flags).
 template <class T>
