@@ -74,10 +74,16 @@ struct Reader {
     v = st.address + static_cast<std::uint64_t>(unzigzag(in.varint()));
     st.address = v;
   }
+  // `r` holds the slot's last shape: only the dims it had beyond the new ndim are cleared.
   void shape(const char* name, ShapeRecord& r) {
+    const std::uint8_t before = r.ndim;
     small(name, r.ndim);
-    if (r.ndim > ShapeRecord::kMaxDims) [[unlikely]] throw TraceError(std::string(name) + " with more than 8 dims");
+    if (r.ndim > ShapeRecord::kMaxDims) [[unlikely]] {
+      r.ndim = 0;
+      throw TraceError(std::string(name) + " with more than 8 dims");
+    }
     for (int i = 0; i < r.ndim; ++i) r.dims[static_cast<std::size_t>(i)] = unzigzag(in.varint());
+    for (int i = r.ndim; i < before; ++i) r.dims[static_cast<std::size_t>(i)] = 0;
   }
 };
 
@@ -114,10 +120,14 @@ void encode(std::string& out, const Event& e, DeltaState& st) {
   fields(w, const_cast<Event&>(e));  // the writer only reads: fields() takes references for both directions
 }
 
-void decode(Input& in, DeltaState& st, Event& e) {
+EventSlots::EventSlots() {
+  for (std::size_t k = 0; k < slots_.size(); ++k) slots_[k].reset(static_cast<EventKind>(k + 1));
+}
+
+const Event& decode(Input& in, DeltaState& st, EventSlots& slots) {
   std::uint64_t kind = in.varint();
   if (!is_event_kind(kind)) throw TraceError("unknown event kind " + std::to_string(kind));
-  e.reset(static_cast<EventKind>(kind));
+  Event& e = slots[static_cast<EventKind>(kind)];
   e.time_ns = st.time + in.varint();
   st.time = e.time_ns;
   std::uint64_t thread = in.varint();
@@ -126,6 +136,7 @@ void decode(Input& in, DeltaState& st, Event& e) {
   Reader r{in, st};
   r.small("device", e.device);
   fields(r, e);
+  return e;
 }
 
 }  // namespace memlens::profiler::codec

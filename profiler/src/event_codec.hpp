@@ -1,6 +1,7 @@
 #pragma once
 // Events <-> bytes: varints, zigzag deltas for timestamps and addresses, and one field
 // list per kind that the encoder and decoder both walk (so they cannot drift apart).
+#include <array>
 #include <cstdint>
 #include <string>
 
@@ -83,9 +84,22 @@ struct DeltaState {
   std::uint64_t address = 0;
 };
 
+// One event per kind, each made once and then overwritten by the next event of its kind:
+// decoding writes every field a kind has, so no event is cleared first (clearing an op's
+// 392 bytes cost more than reading it). Dims past a shape's ndim are kept zero.
+class EventSlots {
+ public:
+  EventSlots();
+  Event& operator[](EventKind k) { return slots_[static_cast<std::size_t>(k) - 1]; }  // kinds count from 1
+
+ private:
+  std::array<Event, kEventKindCount> slots_;
+};
+
 // Appends `e` to `out`.
 void encode(std::string& out, const Event& e, DeltaState& st);
-// Reads one event into `e` (reused from event to event); throws TraceError on malformed input.
-void decode(Input& in, DeltaState& st, Event& e);
+// Reads one event into its kind's slot and returns it (valid until the next event of that
+// kind); throws TraceError on malformed input.
+const Event& decode(Input& in, DeltaState& st, EventSlots& slots);
 
 }  // namespace memlens::profiler::codec

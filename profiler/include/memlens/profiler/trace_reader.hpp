@@ -73,11 +73,12 @@ class TraceReader {
   void scan_chunks(std::uint64_t offset);
   // What is wrong with the trailer after the footer chunk, "" when it is whole.
   std::string trailer_problem(std::uint64_t footer_offset, std::uint64_t after_footer) const;
-  // Decodes one events chunk; throws TraceError naming its offset if it is malformed.
-  void decode_chunk(const ChunkInfo& c, const std::function<void(const Event&)>& visit) const;
-  // Checks a chunk and returns its payload (for an events chunk only if `events_too`).
-  std::string read_payload(std::uint64_t offset, std::uint32_t* count, std::uint64_t* first_time,
-                           ChunkType* type, std::uint64_t* next, bool events_too, bool verify) const;
+  // Decodes one events chunk into `raw` (a buffer reused from chunk to chunk) and visits its
+  // events; returns the offset after it. Throws TraceError naming its offset if it is malformed.
+  std::uint64_t decode_chunk(const ChunkInfo& c, std::string& raw, const std::function<void(const Event&)>& visit) const;
+  // Checks a chunk and puts its payload in `out` (for an events chunk only if `events_too`).
+  void read_payload(std::uint64_t offset, std::uint32_t* count, std::uint64_t* first_time, ChunkType* type,
+                    std::uint64_t* next, bool events_too, bool verify, std::string& out) const;
 
   std::string path_;
   std::unique_ptr<MappedFile> data_;  // the whole file, mapped
