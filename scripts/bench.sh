@@ -6,7 +6,8 @@
 set -eu
 cd "$(dirname "$0")/.."
 cmake -S . -B build-release -DCMAKE_BUILD_TYPE=Release >/dev/null
-cmake --build build-release -j2 --target bench_allocator bench_views bench_recorder bench_ops bench_report memlens memlens-viewer
+cmake --build build-release -j2 --target bench_allocator bench_views bench_recorder bench_ops bench_report memlens memlens-viewer \
+  linear_regression linear_regression_fixed mlp_classifier
 mkdir -p bench/results
 for b in bench_allocator bench_views bench_recorder bench_ops; do
   echo "memlens: running $b"
@@ -20,6 +21,10 @@ if python3 -c "import torch" 2>/dev/null; then
   OPENBLAS_NUM_THREADS=1 python3 bench/compare_torch.py build-release/bench/bench_ops 3 > bench/results/compare_torch.json
   cat bench/results/compare_torch.json
 fi
+# What recording costs whole programs: plain, recorded and with stacks, interleaved.
+echo "memlens: running overhead.py (samples plain against recorded)"
+python3 bench/overhead.py build-release/samples build-release/cli/memlens 7 > bench/results/overhead.json
+cat bench/results/overhead.json
 echo "memlens: running bench_report (10 M events)"
 trace=/tmp/memlens-bench-10M.memtrace
 build-release/bench/bench_report 10000000 $trace --keep > bench/results/bench_report.json
