@@ -80,10 +80,12 @@ BENCHMARK(BM_Record_Event)->ArgName("clock_shared")->Arg(1)->Arg(0)->UseManualTi
 // CPU costs the recording thread (on a 2-vCPU VM whose vCPUs share a core, a lot).
 void BM_Record_Event_OneCpu(benchmark::State& state) {
   cpu_set_t all, one;
-  sched_getaffinity(0, sizeof all, &all);
   CPU_ZERO(&one);
   CPU_SET(sched_getcpu(), &one);
-  sched_setaffinity(0, sizeof one, &one);
+  if (sched_getaffinity(0, sizeof all, &all) != 0 || sched_setaffinity(0, sizeof one, &one) != 0) {
+    state.SkipWithError("cannot pin the process to one CPU");
+    return;
+  }
   record_alloc_events(state, 0, state.range(0) != 0);
   sched_setaffinity(0, sizeof all, &all);
 }
