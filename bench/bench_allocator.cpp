@@ -1,7 +1,7 @@
 // The caching allocator's speed: a cached alloc+free pair, and a training-like mix.
 #include <benchmark/benchmark.h>
 
-#include <memlens/runtime/caching_allocator.hpp>
+#include <memlens/allocator/caching_allocator.hpp>
 #include <random>
 #include <utility>
 
@@ -10,8 +10,7 @@ using namespace memlens;
 namespace {
 
 std::unique_ptr<CachingAllocator> make(const std::string& conf = "") {
-  return std::make_unique<CachingAllocator>(std::make_unique<SimSource>(std::size_t{8} << 30),
-                                            AllocatorConfig::parse(conf));
+  return std::make_unique<CachingAllocator>(std::make_unique<SimSource>(std::size_t{8} << 30), AllocatorConfig::parse(conf));
 }
 
 // alloc+free of a size the cache already holds: the hot path of every training step.

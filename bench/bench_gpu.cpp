@@ -40,8 +40,8 @@ void BM_Matmul(benchmark::State& state) {
   const ScalarType t = state.range(1) == 1 ? kFloat32 : kBFloat16;
   Tensor a = rand({n, n}, kGpu).to(t), b = rand({n, n}, kGpu).to(t);
   timed(state, [&] { return a.matmul(b); });
-  state.counters["TFLOPS"] = benchmark::Counter(2.0 * static_cast<double>(n * n * n) * static_cast<double>(state.iterations()) / 1e12,
-                                                benchmark::Counter::kIsRate);
+  state.counters["TFLOPS"] = benchmark::Counter(
+      2.0 * static_cast<double>(n * n * n) * static_cast<double>(state.iterations()) / 1e12, benchmark::Counter::kIsRate);
 }
 BENCHMARK(BM_Matmul)->Args({4096, 1})->Args({4096, 2})->Unit(benchmark::kMicrosecond)->UseRealTime();
 
@@ -49,14 +49,16 @@ BENCHMARK(BM_Matmul)->Args({4096, 1})->Args({4096, 2})->Unit(benchmark::kMicrose
 void BM_BroadcastAdd(benchmark::State& state) {
   if (!gpu_or_skip(state)) return;
   Tensor a = rand({8192, 8192}, kGpu), b = rand({8192}, kGpu);
-  timed(state, [&] { return a + b; }, 2.0 * 8192 * 8192 * 4);
+  timed(
+      state, [&] { return a + b; }, 2.0 * 8192 * 8192 * 4);
 }
 BENCHMARK(BM_BroadcastAdd)->Unit(benchmark::kMicrosecond)->UseRealTime();
 
 void BM_Add(benchmark::State& state) {
   if (!gpu_or_skip(state)) return;
   Tensor a = rand({8192, 8192}, kGpu), b = rand({8192, 8192}, kGpu);
-  timed(state, [&] { return a + b; }, 3.0 * 8192 * 8192 * 4);
+  timed(
+      state, [&] { return a + b; }, 3.0 * 8192 * 8192 * 4);
 }
 BENCHMARK(BM_Add)->Unit(benchmark::kMicrosecond)->UseRealTime();
 
@@ -65,14 +67,16 @@ void BM_SumDim(benchmark::State& state) {
   if (!gpu_or_skip(state)) return;
   Tensor a = rand({8192, 8192}, kGpu);
   const std::int64_t d = state.range(0);
-  timed(state, [&] { return a.sum({d}); }, 8192.0 * 8192 * 4);
+  timed(
+      state, [&] { return a.sum({d}); }, 8192.0 * 8192 * 4);
 }
 BENCHMARK(BM_SumDim)->Arg(0)->Arg(1)->Unit(benchmark::kMicrosecond)->UseRealTime();
 
 void BM_Contiguous(benchmark::State& state) {
   if (!gpu_or_skip(state)) return;
   Tensor a = rand({8192, 8192}, kGpu).t();
-  timed(state, [&] { return a.contiguous(); }, 2.0 * 8192 * 8192 * 4);
+  timed(
+      state, [&] { return a.contiguous(); }, 2.0 * 8192 * 8192 * 4);
 }
 BENCHMARK(BM_Contiguous)->Unit(benchmark::kMicrosecond)->UseRealTime();
 

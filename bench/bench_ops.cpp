@@ -62,8 +62,7 @@ void BM_MlpStep(benchmark::State& state) {
   auto allocations = [] { return memory_stats(kCPU)["allocation.all.allocated"]; };
   std::int64_t before = allocations();
   for (auto _ : state) step();
-  state.counters["allocations_per_step"] =
-      static_cast<double>(allocations() - before) / static_cast<double>(state.iterations());
+  state.counters["allocations_per_step"] = static_cast<double>(allocations() - before) / static_cast<double>(state.iterations());
 }
 BENCHMARK(BM_MlpStep)->Unit(benchmark::kMillisecond);
 

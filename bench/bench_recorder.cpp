@@ -8,11 +8,11 @@
 #include <chrono>
 #include <optional>
 
-#include <memlens/profiler/recorder.hpp>
+#include <memlens/recorder/recorder.hpp>
 #include <memlens/runtime.hpp>
-#include <memlens/runtime/caching_allocator.hpp>
-#include <memlens/runtime/instrument.hpp>
-#include <memlens/runtime/memory_source.hpp>
+#include <memlens/allocator/caching_allocator.hpp>
+#include <memlens/tensor/instrument.hpp>
+#include <memlens/allocator/memory_source.hpp>
 
 using namespace memlens;
 
@@ -91,9 +91,7 @@ void BM_Record_Event_OneCpu(benchmark::State& state) {
 }
 BENCHMARK(BM_Record_Event_OneCpu)->ArgName("clock_shared")->Arg(1)->Arg(0)->UseManualTime();
 
-void BM_Record_EventWithStack(benchmark::State& state) {
-  record_alloc_events(state, static_cast<int>(state.range(0)), true);
-}
+void BM_Record_EventWithStack(benchmark::State& state) { record_alloc_events(state, static_cast<int>(state.range(0)), true); }
 BENCHMARK(BM_Record_EventWithStack)->Arg(16)->UseManualTime();
 
 void BM_Probe_Category(benchmark::State& state) {

@@ -15,7 +15,7 @@
 #include <filesystem>
 #include <memlens/analysis/analyze.hpp>
 #include <memlens/analysis/memory_at.hpp>
-#include <memlens/profiler/trace_writer.hpp>
+#include <memlens/trace/trace_writer.hpp>
 #include <random>
 #include <string>
 
@@ -55,20 +55,28 @@ void write_trace(const std::string& path, std::uint64_t events) {
     for (int l = 0; l < 8 && written < events; ++l) {
       std::uint64_t size = 512 * (1 + rng() % 512);
       std::uint64_t at = base + (kept.size() * 4 + 1) * (std::uint64_t{1} << 20);
-      put(EventKind::Alloc, AllocEvent{.address = at, .segment = base, .size = size, .requested = size, .storage = storage++,
-                                       .site = sites[l]});
+      put(EventKind::Alloc,
+          AllocEvent{.address = at, .segment = base, .size = size, .requested = size, .storage = storage++, .site = sites[l]});
       kept.emplace_back(at, size);
       OpEvent op{.name = name, .site = sites[l], .bytes = size, .n_inputs = 2, .output = shape};
       op.inputs[0] = op.inputs[1] = shape;
       put(EventKind::Op, op);
-      put(EventKind::Alloc, AllocEvent{.address = at + size, .segment = base, .size = 4096, .requested = 4096,
-                                       .storage = storage++, .site = sites[8 + l % 4]});
+      put(EventKind::Alloc, AllocEvent{.address = at + size,
+                                       .segment = base,
+                                       .size = 4096,
+                                       .requested = 4096,
+                                       .storage = storage++,
+                                       .site = sites[8 + l % 4]});
       put(EventKind::FreeRequested, FreeEvent{.address = at + size, .size = 4096, .storage = storage - 1});
       ViewEvent view{.tensor = storage, .storage = storage - 2, .view = ViewKind::Transpose, .sizes = transposed, .strides = {}};
       put(EventKind::View, view);
       if (l == 0)
-        put(EventKind::Copy, CopyEvent{.dst_address = at, .src_address = 0x5000, .bytes = size, .src_device = 0,
-                                       .reason = CopyReason::ToDevice, .site = sites[15]});
+        put(EventKind::Copy, CopyEvent{.dst_address = at,
+                                       .src_address = 0x5000,
+                                       .bytes = size,
+                                       .src_device = 0,
+                                       .reason = CopyReason::ToDevice,
+                                       .site = sites[15]});
     }
     // backward: free what forward kept
     for (auto [at, size] : kept) put(EventKind::FreeRequested, FreeEvent{.address = at, .size = size});
@@ -124,12 +132,12 @@ int main(int argc, char** argv) {
       "\"memory_at_first_tenth_ms\": %.1f, \"memory_at_end_ms\": %.1f, "
       "\"memory_at_warm_first_tenth_ms\": %.1f, \"memory_at_warm_end_ms\": %.1f, \"memory_at_checkpoints\": %zu, "
       "\"peak_rss_bytes\": %lld, \"rss_before_report_bytes\": %lld, \"rss_over_file\": %.2f}\n",
-      static_cast<unsigned long long>(r.events), static_cast<unsigned long long>(r.steps),
-      static_cast<unsigned long long>(file), std::chrono::duration<double>(t1 - t0).count(),
-      std::chrono::duration<double>(t_open - t1).count(), seconds, static_cast<double>(r.events) / seconds,
-      static_cast<double>(decoded) / decode_seconds, std::chrono::duration<double, std::milli>(t4 - t3).count(),
-      std::chrono::duration<double, std::milli>(t5 - t4).count(), std::chrono::duration<double, std::milli>(t6 - t5).count(),
-      std::chrono::duration<double, std::milli>(t7 - t6).count(), index.checkpoints(), peak_rss_kib() * 1024LL, rss_before * 1024LL,
+      static_cast<unsigned long long>(r.events), static_cast<unsigned long long>(r.steps), static_cast<unsigned long long>(file),
+      std::chrono::duration<double>(t1 - t0).count(), std::chrono::duration<double>(t_open - t1).count(), seconds,
+      static_cast<double>(r.events) / seconds, static_cast<double>(decoded) / decode_seconds,
+      std::chrono::duration<double, std::milli>(t4 - t3).count(), std::chrono::duration<double, std::milli>(t5 - t4).count(),
+      std::chrono::duration<double, std::milli>(t6 - t5).count(), std::chrono::duration<double, std::milli>(t7 - t6).count(),
+      index.checkpoints(), peak_rss_kib() * 1024LL, rss_before * 1024LL,
       static_cast<double>(peak_rss_kib()) * 1024 / static_cast<double>(file));
   if (!keep) std::filesystem::remove(path);
   // Both moments see the device (the segment is allocated first).

@@ -4,7 +4,7 @@
 include(CMakePackageConfigHelpers)
 
 set(_memlens_libraries memlens_common:common memlens_allocator:allocator memlens_runtime:runtime memlens_trace:trace memlens_recorder:recorder
-    memlens_replay:replay memlens_analysis:analysis memlens_snapshot:snapshot)
+    memlens_replay:replay memlens_analysis:analysis memlens_snapshot:snapshot memlens_input:input)
 if(MEMLENS_HAVE_CUDA)
   list(APPEND _memlens_libraries memlens_cuda_kernels:cuda_kernels)
 endif()
@@ -15,8 +15,8 @@ foreach(entry IN LISTS _memlens_libraries)
   set_target_properties(${target} PROPERTIES EXPORT_NAME ${name})
   install(TARGETS ${target} EXPORT memlensTargets ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR})
 endforeach()
-foreach(part common runtime profiler snapshot)
-  install(DIRECTORY ${PROJECT_SOURCE_DIR}/${part}/include/ DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
+foreach(library common runtime/allocator runtime/tensor profiler/trace profiler/recorder profiler/analysis snapshot input)
+  install(DIRECTORY ${PROJECT_SOURCE_DIR}/${library}/include/ DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
 endforeach()
 
 set(_memlens_cmake_dir ${CMAKE_INSTALL_LIBDIR}/cmake/memlens)

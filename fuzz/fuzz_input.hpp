@@ -6,7 +6,7 @@
 
 #include <cstddef>
 #include <cstdint>
-#include <memlens/profiler/trace_reader.hpp>
+#include <memlens/trace/trace_reader.hpp>
 #include <string>
 
 namespace memlens::fuzz {

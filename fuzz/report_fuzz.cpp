@@ -2,7 +2,7 @@
 // Markdown and JSON, and gather the replay requests, as the commands do.
 #include <memlens/analysis/analyze.hpp>
 #include <memlens/analysis/render.hpp>
-#include <memlens/analysis/replay_trace.hpp>
+#include <memlens/analysis/trace_requests.hpp>
 
 #include "fuzz_input.hpp"
 
@@ -16,7 +16,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     try {
       std::string device;
       n += analysis::replay_requests(r, "", &device).size();
-    } catch (const profiler::ReplayError&) {  // a trace without an accelerator
+    } catch (const ReplayError&) {  // a trace without an accelerator
     }
     volatile std::size_t keep = n;  // keeps the work from being optimised away
     (void)keep;

@@ -5,7 +5,7 @@
 #include <unistd.h>
 
 #include <cstdint>
-#include <memlens/profiler/trace_reader.hpp>
+#include <memlens/trace/trace_reader.hpp>
 #include <memlens/snapshot/py_document.hpp>
 #include <memlens/snapshot/snapshot_import.hpp>
 #include <string>

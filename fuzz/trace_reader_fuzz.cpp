@@ -1,7 +1,7 @@
 // Fuzz target: the trace reader alone. Opening, every pass, random access by chunk and
 // the tables must end in a TraceError or a result: never a crash, a hang or memory
 // beyond what the input holds.
-#include <memlens/profiler/trace_reader.hpp>
+#include <memlens/trace/trace_reader.hpp>
 
 #include "fuzz_input.hpp"
 

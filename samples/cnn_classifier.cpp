@@ -9,7 +9,7 @@
 #include <stdexcept>
 #include <string>
 
-#include <memlens/profiler/recorder.hpp>
+#include <memlens/recorder/recorder.hpp>
 #include <memlens/runtime.hpp>
 
 using namespace memlens;

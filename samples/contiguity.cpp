@@ -7,7 +7,7 @@
 //   contiguity [STEPS] [--fixed]
 #include <cstdio>
 
-#include <memlens/profiler/recorder.hpp>
+#include <memlens/recorder/recorder.hpp>
 #include <memlens/runtime.hpp>
 
 #include "sample_args.hpp"

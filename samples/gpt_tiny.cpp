@@ -19,7 +19,7 @@
 #include <string>
 #include <vector>
 
-#include <memlens/profiler/recorder.hpp>
+#include <memlens/recorder/recorder.hpp>
 #include <memlens/runtime.hpp>
 
 using namespace memlens;

@@ -10,7 +10,7 @@
 #include <memory>
 #include <vector>
 
-#include <memlens/profiler/recorder.hpp>
+#include <memlens/recorder/recorder.hpp>
 #include <memlens/runtime.hpp>
 
 #include "sample_args.hpp"

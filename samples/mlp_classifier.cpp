@@ -10,7 +10,7 @@
 #include <memory>
 #include <string>
 
-#include <memlens/profiler/recorder.hpp>
+#include <memlens/recorder/recorder.hpp>
 #include <memlens/runtime.hpp>
 
 using namespace memlens;

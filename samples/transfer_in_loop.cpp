@@ -7,7 +7,7 @@
 #include <cstdio>
 #include <memory>
 
-#include <memlens/profiler/recorder.hpp>
+#include <memlens/recorder/recorder.hpp>
 #include <memlens/runtime.hpp>
 
 #include "sample_args.hpp"

@@ -10,8 +10,8 @@ namespace memlens::testing {
 
 // Largest |analytic - numeric| over every element of every input, relative to
 // max(1, |numeric|). `f` must return a scalar.
-inline double gradcheck_error(const std::function<Tensor(const std::vector<Tensor>&)>& f,
-                              const std::vector<Tensor>& inputs_in, double eps = 1e-6) {
+inline double gradcheck_error(const std::function<Tensor(const std::vector<Tensor>&)>& f, const std::vector<Tensor>& inputs_in,
+                              double eps = 1e-6) {
   std::vector<Tensor> inputs;
   for (auto& t : inputs_in) inputs.push_back(t.detach().clone().requires_grad_(true));
   Tensor out = f(inputs);

@@ -10,9 +10,9 @@
 #include "trace_builder.hpp"
 
 using namespace memlens::analysis;
-using memlens::test::TraceBuilder;
 using memlens::profiler::CopyReason;
 using memlens::profiler::ViewKind;
+using memlens::test::TraceBuilder;
 
 namespace {
 
@@ -24,7 +24,8 @@ const DeviceReport& sim(const Report& r) {
 }
 
 std::size_t count(const Report& r, FindingKind k) {
-  return static_cast<std::size_t>(std::count_if(r.findings.begin(), r.findings.end(), [&](const Finding& f) { return f.kind == k; }));
+  return static_cast<std::size_t>(
+      std::count_if(r.findings.begin(), r.findings.end(), [&](const Finding& f) { return f.kind == k; }));
 }
 
 }  // namespace
@@ -33,16 +34,16 @@ TEST_CASE("peak: when allocated and reserved peaked and what was live then, by s
   TraceBuilder t("peak");
   auto a = t.site(10), b = t.site(20), c = t.site(30);
   t.segment(kSeg, 2 * kMiB);
-  t.alloc(kSeg, 1000 * 1024, a);                // t = 1.002 ms
+  t.alloc(kSeg, 1000 * 1024, a);  // t = 1.002 ms
   t.category(kSeg, Category::Parameter);
-  t.alloc(kSeg + kMiB, 512 * 1024, b);          // the peak: 1.5 MiB
+  t.alloc(kSeg + kMiB, 512 * 1024, b);  // the peak: 1.5 MiB
   t.free(kSeg, 1000 * 1024);
   t.alloc(kSeg, 256 * 1024, c);
-  t.segment(kSeg + 2 * kMiB, 2 * kMiB);         // reserved peak: 4 MiB
+  t.segment(kSeg + 2 * kMiB, 2 * kMiB);  // reserved peak: 4 MiB
   Report r = analyze(t.read());
   const DeviceReport& d = sim(r);
   CHECK(d.peak_allocated.allocated == 1512 * 1024);
-  CHECK(d.peak_allocated.time_ns == 3000);      // the third event after the first
+  CHECK(d.peak_allocated.time_ns == 3000);  // the third event after the first
   CHECK(d.peak_allocated.reserved == 2 * kMiB);
   REQUIRE(d.peak_allocated.by_site.size() == 2);
   CHECK(r.site(d.peak_allocated.by_site[0].site).location == "model.cpp:10");
@@ -64,7 +65,7 @@ TEST_CASE("leaks: alive at the end after the first step, and sites that grow eve
   TraceBuilder t("leaks");
   auto setup = t.site(5), grow = t.site(42), temp = t.site(50), param = t.site(3);
   t.segment(kSeg, 2 * kMiB);
-  t.alloc(kSeg, 4096, setup);          // before the first step: not a leak
+  t.alloc(kSeg, 4096, setup);  // before the first step: not a leak
   t.alloc(kSeg + 4096, 8192, param);
   t.category(kSeg + 4096, Category::Parameter);
   t.step();
@@ -97,7 +98,7 @@ TEST_CASE("broadcast: the seed's (100) - (100,1) is flagged with shapes, factor 
   TraceBuilder t("broadcast");
   auto loss = t.site(31, "linear_regression.cpp"), small = t.site(40), mm = t.site(50);
   for (int i = 0; i < 3; ++i) t.op("sub", {{100}, {100, 1}}, {100, 100}, 40000, loss, true);
-  t.op("add", {{10}, {10, 1}}, {10, 10}, 400, small, true);       // below the 4 KiB floor
+  t.op("add", {{10}, {10, 1}}, {10, 10}, 400, small, true);           // below the 4 KiB floor
   t.op("mm", {{256, 64}, {64, 256}}, {256, 256}, 262144, mm, false);  // larger, but no broadcast
   t.op("add", {{1000, 1000}, {1}}, {1000, 1000}, 4000000, mm, true);  // claim 6: factor 1
   Report r = analyze(t.read());
@@ -113,7 +114,8 @@ TEST_CASE("broadcast: the seed's (100) - (100,1) is flagged with shapes, factor 
   CHECK(f.bytes == 40000);
   CHECK(f.count == 3);
   REQUIRE(count(r, FindingKind::Broadcast) == 1);
-  CHECK(r.findings[0].message == "sub: [100] and [100, 1] broadcast to [100, 100], 100x the largest input: 39.06 KiB each, 3 times");
+  CHECK(r.findings[0].message ==
+        "sub: [100] and [100, 1] broadcast to [100, 100], 100x the largest input: 39.06 KiB each, 3 times");
 }
 
 TEST_CASE("broadcast: a copy of an expanded storage larger than its block is a materialised expand", "[analysis]") {
@@ -207,7 +209,7 @@ TEST_CASE("contiguity: a conversion done once at set-up is listed, not a finding
 TEST_CASE("transfers: per site and step, and the same source sent again every step", "[analysis]") {
   TraceBuilder t("transfers");
   auto loop = t.site(80), once = t.site(70);
-  t.alloc(0x5000, 40000, once, 1, TraceBuilder::kCpu);   // the data set, on the host
+  t.alloc(0x5000, 40000, once, 1, TraceBuilder::kCpu);  // the data set, on the host
   t.alloc(0x9000, 400, once, 2, TraceBuilder::kCpu);
   t.copy(0, 0x9000, 1, kSeg, 400, CopyReason::ToDevice, once);
   t.step();
@@ -281,7 +283,7 @@ TEST_CASE("fragmentation: the largest free block between blocks, and OOMs", "[an
   t.alloc(kSeg, 512 * 1024, s);
   t.alloc(kSeg + 768 * 1024, 512 * 1024, s);  // leaves a 256 KiB hole, then 768 KiB at the end
   t.alloc(kSeg + 1536 * 1024, 512 * 1024, s);
-  t.free(kSeg + 768 * 1024, 512 * 1024);        // the hole is now 1 MiB
+  t.free(kSeg + 768 * 1024, 512 * 1024);  // the hole is now 1 MiB
   t.oom(4 * kMiB, 0, 2 * kMiB, kMiB, s);
   Report r = analyze(t.read());
   REQUIRE(r.fragmentation.ooms.size() == 1);
@@ -355,7 +357,9 @@ TEST_CASE("check: limits pass and fail with the figure, the excess and the sites
     REQUIRE(bv.size() == 3);
     CHECK(bv[0].name == "baseline-peak");
     CHECK_FALSE(bv[0].passed);
-    CHECK(bv[0].message == "peak allocated on sim:0 is 1.10 MiB against a baseline of 1.00 MiB: 102.40 KiB (10.0%) more, beyond the tolerance of 5%");
+    CHECK(bv[0].message ==
+          "peak allocated on sim:0 is 1.10 MiB against a baseline of 1.00 MiB: 102.40 KiB (10.0%) more, beyond the tolerance of "
+          "5%");
     CHECK(bv[1].passed);
     b.tolerance = parse_tolerance("15%");
     CHECK(run_checks(r, b)[0].passed);
@@ -364,7 +368,8 @@ TEST_CASE("check: limits pass and fail with the figure, the excess and the sites
     std::string xml = junit_xml("t.memtrace", v);
     CHECK(xml.find("<testsuites name=\"memlens check\" tests=\"2\" failures=\"1\">") != std::string::npos);
     CHECK(xml.find("<testcase classname=\"memlens.check\" name=\"max-reserved\"/>") != std::string::npos);
-    CHECK(xml.find("<failure message=\"peak allocated on sim:0 is 1.10 MiB, 102.40 KiB (10.0%) over the limit of 1.00 MiB\" type=\"memory\">") != std::string::npos);
+    CHECK(xml.find("<failure message=\"peak allocated on sim:0 is 1.10 MiB, 102.40 KiB (10.0%) over the limit of 1.00 MiB\" "
+                   "type=\"memory\">") != std::string::npos);
   }
   SECTION("baselines round-trip; bad ones are refused in one line") {
     Baseline b = make_baseline(r);
@@ -377,7 +382,8 @@ TEST_CASE("check: limits pass and fail with the figure, the excess and the sites
   }
   SECTION("a gate that cannot be fooled: no NaN tolerance, no impossible baseline figure") {
     for (const char* bad : {"nan", "NaN%", "inf", "-5%", "1e400", "0x10", " 5%", "20000%"})
-      CHECK_THROWS_WITH(parse_tolerance(bad), std::string("invalid tolerance '") + bad + "' (expected e.g. 5% or 0.05, from 0 to 10000%)");
+      CHECK_THROWS_WITH(parse_tolerance(bad),
+                        std::string("invalid tolerance '") + bad + "' (expected e.g. 5% or 0.05, from 0 to 10000%)");
     CHECK(parse_tolerance("0") == 0);
     CHECK(parse_tolerance("12.5%") == Approx(0.125));
     auto with_peak = [](const char* peak) {
@@ -391,8 +397,9 @@ TEST_CASE("check: limits pass and fail with the figure, the excess and the sites
                       "b.json: not a memlens baseline: \"peak_allocated\" is 1e+300, not a whole number of bytes from 0 to 2^62");
     CHECK_THROWS_WITH(parse_baseline(with_peak("1.5"), "b.json"),
                       "b.json: not a memlens baseline: \"peak_allocated\" is 1.5, not a whole number of bytes from 0 to 2^62");
-    CHECK_THROWS_WITH(parse_baseline(with_peak("18446744073709551615"), "b.json"),
-                      "b.json: not a memlens baseline: \"peak_allocated\" is 18446744073709551615, not a whole number of bytes from 0 to 2^62");
+    CHECK_THROWS_WITH(
+        parse_baseline(with_peak("18446744073709551615"), "b.json"),
+        "b.json: not a memlens baseline: \"peak_allocated\" is 18446744073709551615, not a whole number of bytes from 0 to 2^62");
   }
 }
 
@@ -431,7 +438,8 @@ TEST_CASE("render: JSON has a schema version and every section; text fits 100 co
   while (at < text.size()) {
     std::size_t end = text.find('\n', at);
     std::string line = text.substr(at, end - at);
-    widest = std::max<std::size_t>(widest, static_cast<std::size_t>(std::count_if(line.begin(), line.end(), [](char c) { return (c & 0xc0) != 0x80; })));
+    widest = std::max<std::size_t>(
+        widest, static_cast<std::size_t>(std::count_if(line.begin(), line.end(), [](char c) { return (c & 0xc0) != 0x80; })));
     at = end + 1;
   }
   CHECK(widest <= 100);
@@ -446,11 +454,11 @@ TEST_CASE("memory_at: segments and their live blocks at a moment, with the views
   TraceBuilder t("memory-at");
   auto s = t.site(5);
   t.segment(kSeg, 2 * kMiB);
-  t.alloc(kSeg, 4096, s, 11);                // t = 1000
+  t.alloc(kSeg, 4096, s, 11);  // t = 1000
   t.view(11, ViewKind::Transpose, s);
-  t.alloc(kSeg + 8192, 65536, s, 12);        // t = 3000
+  t.alloc(kSeg + 8192, 65536, s, 12);  // t = 3000
   t.category(12, Category::Activation);
-  t.free(kSeg, 4096);                        // t = 5000
+  t.free(kSeg, 4096);  // t = 5000
   memlens::profiler::TraceReader r = t.read();
   MemoryAt before = memory_at(r, 4500);
   REQUIRE(before.devices.size() == 1);

@@ -65,10 +65,22 @@ TEST_CASE("finite-difference gradients of reductions - matmul and einsum") {
       {"matmul vec", [](auto& v) { return I(v, 0).matmul(I(v, 1)).pow(2).sum(); }, {r({3, 4}), r({4})}},
       {"matmul dot", [](auto& v) { return I(v, 0).matmul(I(v, 1)); }, {r({4}), r({4})}},
       {"matmul batched broadcast", [](auto& v) { return I(v, 0).matmul(I(v, 1)).pow(2).sum(); }, {r({2, 3, 4}), r({4, 2})}},
-      {"einsum contraction", [](auto& v) { return einsum("ij,jk->ik", {I(v, 0), I(v, 1)}).pow(2).sum(); }, {r({3, 4}), r({4, 2})}},
+      {"einsum contraction",
+       [](auto& v) {
+         return einsum("ij,jk->ik", {I(v, 0), I(v, 1)}).pow(2).sum();
+       },
+       {r({3, 4}), r({4, 2})}},
       {"einsum trace", [](auto& v) { return einsum("ii->", {I(v, 0)}) * einsum("ii->", {I(v, 0)}); }, {r({3, 3})}},
-      {"einsum batch", [](auto& v) { return einsum("bij,bjk->bik", {I(v, 0), I(v, 1)}).pow(2).sum(); }, {r({2, 2, 3}), r({2, 3, 2})}},
-      {"einsum outer", [](auto& v) { return einsum("i,j->ij", {I(v, 0), I(v, 1)}).pow(2).sum(); }, {r({3}), r({2})}},
+      {"einsum batch",
+       [](auto& v) {
+         return einsum("bij,bjk->bik", {I(v, 0), I(v, 1)}).pow(2).sum();
+       },
+       {r({2, 2, 3}), r({2, 3, 2})}},
+      {"einsum outer",
+       [](auto& v) {
+         return einsum("i,j->ij", {I(v, 0), I(v, 1)}).pow(2).sum();
+       },
+       {r({3}), r({2})}},
       {"log_softmax", [](auto& v) { return (log_softmax(I(v, 0), 1) * I(v, 1)).sum(); }, {r({3, 4}), r({3, 4})}},
       {"softmax", [](auto& v) { return (softmax(I(v, 0), 0) * I(v, 1)).sum(); }, {r({3, 4}), r({3, 4})}},
   };
@@ -83,63 +95,105 @@ TEST_CASE("finite-difference gradients through views and copies") {
   using namespace memlens::indexing;
   Tensor w = r({2, 3, 4});  // weights make every position's gradient distinct
   std::vector<Case> cases = {
-      {"view", [](auto& v) { return I(v, 0).view({4, 6}).pow(2).sum(); }, {r({2, 3, 4})}},
+      {"view",
+       [](auto& v) {
+         return I(v, 0).view({4, 6}).pow(2).sum();
+       },
+       {r({2, 3, 4})}},
       {"reshape copy", [](auto& v) { return I(v, 0).transpose(0, 2).reshape({-1}).pow(3).sum(); }, {r({2, 3, 4})}},
       {"transpose", [w](auto& v) { return (I(v, 0).transpose(0, 1).contiguous() * w.transpose(0, 1)).sum(); }, {r({2, 3, 4})}},
-      {"permute", [w](auto& v) { return (I(v, 0).permute({2, 0, 1}) * w.permute({2, 0, 1})).sum(); }, {r({2, 3, 4})}},
+      {"permute",
+       [w](auto& v) {
+         return (I(v, 0).permute({2, 0, 1}) * w.permute({2, 0, 1})).sum();
+       },
+       {r({2, 3, 4})}},
       {"t", [](auto& v) { return I(v, 0).t().mm(I(v, 0)).sum(); }, {r({3, 2})}},
-      {"expand", [w](auto& v) { return (I(v, 0).expand({2, 3, 4}) * w).sum(); }, {r({3, 1})}},
+      {"expand",
+       [w](auto& v) {
+         return (I(v, 0).expand({2, 3, 4}) * w).sum();
+       },
+       {r({3, 1})}},
       {"expand_as", [w](auto& v) { return (I(v, 0).expand_as(w) * w).sum(); }, {r({4})}},
       {"squeeze unsqueeze", [](auto& v) { return I(v, 0).unsqueeze(1).squeeze().pow(2).sum(); }, {r({3, 4})}},
       {"flatten", [](auto& v) { return I(v, 0).flatten(1).pow(3).sum(); }, {r({2, 3, 4})}},
       {"narrow", [](auto& v) { return I(v, 0).narrow(1, 1, 2).pow(2).sum(); }, {r({3, 4})}},
       {"select", [](auto& v) { return I(v, 0).select(0, 1).pow(2).sum(); }, {r({3, 4})}},
       {"slice step", [](auto& v) { return I(v, 0).slice(1, 0, 4, 2).pow(2).sum(); }, {r({3, 4})}},
-      {"index", [](auto& v) { return I(v, 0).index({Slice(1), None, -1}).pow(2).sum(); }, {r({3, 4})}},
+      {"index",
+       [](auto& v) {
+         return I(v, 0).index({Slice(1), None, -1}).pow(2).sum();
+       },
+       {r({3, 4})}},
       {"diagonal", [](auto& v) { return I(v, 0).diagonal().pow(2).sum(); }, {r({3, 3})}},
-      {"index_select", [](auto& v) { return I(v, 0).index_select(0, tensor({2, 0, 2}, kInt64)).pow(2).sum(); }, {r({3, 4})}},
-      {"gather", [](auto& v) { return I(v, 0).gather(1, tensor({0, 2, 2, 1, 3, 3}, kInt64).view({3, 2})).pow(2).sum(); }, {r({3, 4})}},
+      {"index_select",
+       [](auto& v) {
+         return I(v, 0).index_select(0, tensor({2, 0, 2}, kInt64)).pow(2).sum();
+       },
+       {r({3, 4})}},
+      {"gather",
+       [](auto& v) {
+         return I(v, 0).gather(1, tensor({0, 2, 2, 1, 3, 3}, kInt64).view({3, 2})).pow(2).sum();
+       },
+       {r({3, 4})}},
       {"masked_select", [](auto& v) { return I(v, 0).masked_select(I(v, 0) > 0).pow(2).sum(); }, {r({3, 4})}},
-      {"cat", [](auto& v) { return cat({I(v, 0), I(v, 1) * 2}, 1).pow(2).sum(); }, {r({2, 2}), r({2, 3})}},
+      {"cat",
+       [](auto& v) {
+         return cat({I(v, 0), I(v, 1) * 2}, 1).pow(2).sum();
+       },
+       {r({2, 2}), r({2, 3})}},
       {"clone contiguous", [](auto& v) { return I(v, 0).t().contiguous().clone().pow(2).sum(); }, {r({2, 3})}},
       {"to device and back", [](auto& v) { return I(v, 0).to(Device("sim")).pow(2).cpu().sum(); }, {r({3})}},
-      {"in-place on a non-leaf", [](auto& v) {
+      {"in-place on a non-leaf",
+       [](auto& v) {
          Tensor h = I(v, 0) * 1;
          h.mul_(I(v, 1));
          h += 1;
          return h.pow(2).sum();
-       }, {r({4}), r({4})}},
-      {"in-place on a view of a non-leaf", [](auto& v) {
+       },
+       {r({4}), r({4})}},
+      {"in-place on a view of a non-leaf",
+       [](auto& v) {
          Tensor h = I(v, 0) * 2;
-         h[1].mul_(I(v, 1));                 // the written row's gradient goes through mul
+         h[1].mul_(I(v, 1));  // the written row's gradient goes through mul
          h.slice(1, 0, 2).add_(I(v, 1).index({Slice(0, 2)}));
          return (h * h).sum();
-       }, {r({3, 4}), r({4})}},
-      {"a view filled in place", [](auto& v) {
+       },
+       {r({3, 4}), r({4})}},
+      {"a view filled in place",
+       [](auto& v) {
          Tensor h = I(v, 0).pow(2);
-         h.narrow(0, 1, 2).fill_(3);       // no gradient reaches the overwritten elements
+         h.narrow(0, 1, 2).fill_(3);  // no gradient reaches the overwritten elements
          return (h * I(v, 0)).sum();
-       }, {r({4})}},
-      {"a buffer filled through its views", [](auto& v) {
+       },
+       {r({4})}},
+      {"a buffer filled through its views",
+       [](auto& v) {
          Tensor buf = zeros({2, 3}, kFloat64);
          buf[0].copy_(I(v, 0).pow(2));
-         buf[1] = I(v, 0) * I(v, 1);         // assignment to a temporary view writes through
+         buf[1] = I(v, 0) * I(v, 1);  // assignment to a temporary view writes through
          return (buf.t().matmul(buf)).sum();
-       }, {r({3}), r({3})}},
-      {"two index tensors", [](auto& v) {
+       },
+       {r({3}), r({3})}},
+      {"two index tensors",
+       [](auto& v) {
          return I(v, 0).index({tensor({0, 2, 0}, kInt64), Slice(), tensor({1, 0, 1}, kInt64)}).pow(2).sum();
-       }, {r({3, 2, 2})}},
-      {"index_put_ accumulating", [](auto& v) {
+       },
+       {r({3, 2, 2})}},
+      {"index_put_ accumulating",
+       [](auto& v) {
          Tensor h = I(v, 0) * 1;
          h.index_put_({tensor({0, 2, 0}, kInt64)}, I(v, 1) * I(v, 1), true);
          return (h * h).sum();
-       }, {r({3, 2}), r({2})}},
-      {"a view read after its base changed", [](auto& v) {
+       },
+       {r({3, 2}), r({2})}},
+      {"a view read after its base changed",
+       [](auto& v) {
          Tensor h = I(v, 0) * 1;
          Tensor early = h.narrow(0, 0, 2);  // made before the write: its history is rebuilt
          h.mul_(I(v, 0));
          return (early * early).sum() + h.sum();
-       }, {r({3})}},
+       },
+       {r({3})}},
   };
   for (auto& c : cases) {
     INFO(c.name);
@@ -219,10 +273,14 @@ TEST_CASE("claim 13: y = x[0] - y += 1 is refused for a leaf that requires grad"
   Tensor x = rand({3}, requires_grad());
   Tensor y = x[0];  // legal
   CHECK_THROWS_AS(y += 1, AutogradError);
-  CHECK_THROWS_WITH(y += 1, "a view of a leaf Variable that requires grad is being used in an in-place operation. "
-                            "(leaf: tensor " + std::to_string(x.id()) + " of shape [3]; view of shape [])");
-  CHECK_THROWS_WITH(x.add_(1), "a leaf Variable that requires grad is being used in an in-place operation. (leaf: "
-                               "tensor " + std::to_string(x.id()) + " of shape [3])");
+  CHECK_THROWS_WITH(y += 1,
+                    "a view of a leaf Variable that requires grad is being used in an in-place operation. "
+                    "(leaf: tensor " +
+                        std::to_string(x.id()) + " of shape [3]; view of shape [])");
+  CHECK_THROWS_WITH(x.add_(1),
+                    "a leaf Variable that requires grad is being used in an in-place operation. (leaf: "
+                    "tensor " +
+                        std::to_string(x.id()) + " of shape [3])");
   CHECK_THROWS_AS(x.zero_(), AutogradError);
   CHECK_THROWS_AS(x[0] = 5, AutogradError);
   // Under no_grad the same update is allowed (the optimiser's case).
@@ -236,13 +294,13 @@ TEST_CASE("claim 13: y = x[0] - y += 1 is refused for a leaf that requires grad"
 
 TEST_CASE("modifying a tensor saved for backward throws at backward - naming the op") {
   Tensor a = rand({3}, requires_grad());
-  Tensor b = a.exp();   // saves its output
+  Tensor b = a.exp();  // saves its output
   Tensor c = b * 2;
-  b.add_(1);            // b is a non-leaf: allowed, but ExpBackward0's saved output changed
+  b.add_(1);  // b is a non-leaf: allowed, but ExpBackward0's saved output changed
   CHECK_THROWS_AS(c.sum().backward(), AutogradError);
   Tensor a2 = rand({3}, requires_grad());
   Tensor h = a2 * 1;
-  Tensor p = h * h;     // MulBackward0 saves h
+  Tensor p = h * h;  // MulBackward0 saves h
   h.mul_(3);
   CHECK_THROWS_WITH(p.sum().backward(),
                     "one of the variables needed for gradient computation has been modified by an inplace operation: "

@@ -1,8 +1,8 @@
 // The caching allocator's policy, with exact addresses and sizes on a private sim range.
 #include <catch2/catch.hpp>
 #include <memlens/runtime.hpp>
-#include <memlens/runtime/caching_allocator.hpp>
-#include <memlens/runtime/cuda_source.hpp>
+#include <memlens/allocator/caching_allocator.hpp>
+#include <memlens/allocator/cuda_source.hpp>
 #include <map>
 #include <random>
 #include <thread>
@@ -43,7 +43,7 @@ TEST_CASE("requests are rounded to 512 B and segments sized by pool") {
   Fixture p2(1024 * MiB, "roundup_power2_divisions:4");
   CHECK(p2.alloc->round_size(1200 * KiB) == 1280 * KiB);  // 1 MiB + 4 divisions of 256 KiB
   CHECK(p2.alloc->round_size(MiB) == MiB);
-  CHECK(p2.alloc->round_size(1000) == 1024);              // below 512 x divisions: plain rounding
+  CHECK(p2.alloc->round_size(1000) == 1024);  // below 512 x divisions: plain rounding
 }
 
 TEST_CASE("small requests are carved from one 2 MiB segment") {
@@ -96,7 +96,7 @@ TEST_CASE("free neighbours coalesce back into the whole segment") {
   void* c = f.alloc->allocate(KiB);
   f.alloc->deallocate(b);
   CHECK(f.stats().inactive_split.all.current == 2);  // b's hole and the segment's tail
-  f.alloc->deallocate(a);                             // merges with b
+  f.alloc->deallocate(a);                            // merges with b
   auto snap = f.alloc->snapshot();
   REQUIRE(snap.size() == 1);
   REQUIRE(snap[0].blocks.size() == 3);
@@ -192,7 +192,7 @@ TEST_CASE("OOM is staged: free the cache - retry - then a clear error") {
   f.alloc->add_observer(&counts);
   void* a = f.alloc->allocate(30 * MiB);
   void* b = f.alloc->allocate(30 * MiB);
-  f.alloc->deallocate(b);  // cached
+  f.alloc->deallocate(b);                 // cached
   void* c = f.alloc->allocate(32 * MiB);  // only fits once b's segment is released
   CHECK(c != nullptr);
   auto s = f.stats();
@@ -326,10 +326,12 @@ TEST_CASE("the configuration parses PyTorch's syntax and refuses nonsense") {
   CHECK_THROWS_WITH(AllocatorConfig::parse("max_split_size:5"),
                     "MEMLENS_ALLOC_CONF: unknown option 'max_split_size' (known: max_split_size_mb, "
                     "roundup_power2_divisions, expandable_segments)");
-  CHECK_THROWS_WITH(AllocatorConfig::parse("max_split_size_mb:big"), "MEMLENS_ALLOC_CONF: max_split_size_mb expects a number, got 'big'");
+  CHECK_THROWS_WITH(AllocatorConfig::parse("max_split_size_mb:big"),
+                    "MEMLENS_ALLOC_CONF: max_split_size_mb expects a number, got 'big'");
   CHECK_THROWS_WITH(AllocatorConfig::parse("roundup_power2_divisions:3"),
                     "MEMLENS_ALLOC_CONF: roundup_power2_divisions must be a power of 2, got 3");
-  CHECK_THROWS_WITH(AllocatorConfig::parse("expandable_segments"), "MEMLENS_ALLOC_CONF: expected key:value, got 'expandable_segments'");
+  CHECK_THROWS_WITH(AllocatorConfig::parse("expandable_segments"),
+                    "MEMLENS_ALLOC_CONF: expected key:value, got 'expandable_segments'");
 }
 
 TEST_CASE("tensors on sim use the caching allocator", "[sim]") {

@@ -113,7 +113,8 @@ TEST_CASE("memlens check: passes and fails as it should, with JUnit XML", "[cli]
   Run broadcast = run("check " + quote(lr()) + " --no-broadcast --max-peak 100KiB");
   CHECK(broadcast.status == 1);
   CHECK(broadcast.out.find("FAIL no-broadcast: 2 broadcast findings") != std::string::npos);
-  CHECK(broadcast.out.find("FAIL max-peak: peak allocated on sim:0 is 202.00 KiB, 102.00 KiB (102.0%) over the limit of 100.00 KiB") !=
+  CHECK(broadcast.out.find(
+            "FAIL max-peak: peak allocated on sim:0 is 202.00 KiB, 102.00 KiB (102.0%) over the limit of 100.00 KiB") !=
         std::string::npos);
 
   std::string xml = temp("junit.xml");
@@ -210,8 +211,9 @@ TEST_CASE("memlens: bad input is one line and exit 2", "[cli]") {
 
 TEST_CASE("memlens_add_memory_test works from a project outside memlens", "[cli]") {
   std::string dir = temp("external");
-  std::string configure = "cmake -S " + quote(EXTERNAL_PROJECT_DIR) + " -B " + quote(dir) + " -Dmemlens_DIR=" +
-                          quote(MEMLENS_BUILD_DIR) + " -DSAMPLE=" + quote(LINEAR_REGRESSION_BIN) + " > /dev/null";
+  std::string configure = "cmake -S " + quote(EXTERNAL_PROJECT_DIR) + " -B " + quote(dir) +
+                          " -Dmemlens_DIR=" + quote(MEMLENS_BUILD_DIR) + " -DSAMPLE=" + quote(LINEAR_REGRESSION_BIN) +
+                          " > /dev/null";
   REQUIRE(std::system(configure.c_str()) == 0);
   std::string out = dir + "/ctest.log";
   std::system(("ctest --test-dir " + quote(dir) + " > " + quote(out) + " 2>&1").c_str());
@@ -236,10 +238,10 @@ TEST_CASE("an outside project builds against an installed memlens, with CMake an
   INFO(install.out);
   REQUIRE(install.status == 0);
   // The installed tree, not the build tree, from here on.
-  for (const char* f : {"bin/memlens", "include/memlens/runtime.hpp", "include/memlens/profiler/recorder.hpp",
-                        "lib/libmemlens_runtime.a", "lib/libmemlens_recorder.a", "lib/cmake/memlens/memlensConfig.cmake",
-                        "lib/cmake/memlens/memlensConfigVersion.cmake", "lib/cmake/memlens/memlensTargets.cmake",
-                        "lib/pkgconfig/memlens.pc"})
+  for (const char* f :
+       {"bin/memlens", "include/memlens/runtime.hpp", "include/memlens/recorder/recorder.hpp", "lib/libmemlens_runtime.a",
+        "lib/libmemlens_recorder.a", "lib/cmake/memlens/memlensConfig.cmake", "lib/cmake/memlens/memlensConfigVersion.cmake",
+        "lib/cmake/memlens/memlensTargets.cmake", "lib/pkgconfig/memlens.pc"})
     CHECK(std::filesystem::exists(prefix + "/" + f));
   const std::string memlens = quote(prefix + "/bin/memlens");
   Run configure = run_command("cmake -S " + quote(OUTSIDE_PROJECT_DIR) + " -B " + quote(build) +
@@ -252,7 +254,8 @@ TEST_CASE("an outside project builds against an installed memlens, with CMake an
 
   // Recorded and reported by the installed command: the program's 7 steps are in the trace.
   const std::string trace = root + "/train.memtrace";
-  Run rec = run_command("MEMLENS_SIM_MEMORY=1GiB " + memlens + " record -o " + quote(trace) + " -- " + quote(build + "/train") + " 7");
+  Run rec =
+      run_command("MEMLENS_SIM_MEMORY=1GiB " + memlens + " record -o " + quote(trace) + " -- " + quote(build + "/train") + " 7");
   INFO(rec.out);
   REQUIRE(rec.status == 0);
   CHECK(rec.out.find("train: 7 steps") != std::string::npos);
@@ -277,7 +280,8 @@ TEST_CASE("an outside project builds against an installed memlens, with CMake an
                         " --cflags --libs memlens)");
   INFO(gxx.out);
   REQUIRE(gxx.status == 0);
-  Run rec2 = run_command("MEMLENS_SIM_MEMORY=1GiB " + memlens + " record -o " + quote(root + "/pc.memtrace") + " -- " + quote(plain) + " 3");
+  Run rec2 = run_command("MEMLENS_SIM_MEMORY=1GiB " + memlens + " record -o " + quote(root + "/pc.memtrace") + " -- " +
+                         quote(plain) + " 3");
   INFO(rec2.out);
   CHECK(rec2.status == 0);
   std::filesystem::remove_all(root);
@@ -294,16 +298,17 @@ TEST_CASE("cpack makes a .deb that puts the commands, headers, libraries and CMa
   }
   const std::string out = temp("deb");
   std::filesystem::remove_all(out);
-  Run pack = run_command("cpack -G DEB --config " + quote(std::string(MEMLENS_BUILD_DIR) + "/CPackConfig.cmake") + " -B " + quote(out));
+  Run pack =
+      run_command("cpack -G DEB --config " + quote(std::string(MEMLENS_BUILD_DIR) + "/CPackConfig.cmake") + " -B " + quote(out));
   INFO(pack.out);
   REQUIRE(pack.status == 0);
   const std::string deb = out + "/memlens_0.2.0_amd64.deb";
   REQUIRE(std::filesystem::exists(deb));
   Run list = run_command("dpkg-deb -c " + quote(deb));
-  for (const char* f : {"./usr/bin/memlens", "./usr/include/memlens/runtime.hpp", "./usr/include/memlens/profiler/recorder.hpp",
-                        "./usr/lib/libmemlens_runtime.a", "./usr/lib/libmemlens_recorder.a",
-                        "./usr/lib/cmake/memlens/memlensConfig.cmake", "./usr/lib/cmake/memlens/memlensConfigVersion.cmake",
-                        "./usr/lib/pkgconfig/memlens.pc"}) {
+  for (const char* f :
+       {"./usr/bin/memlens", "./usr/include/memlens/runtime.hpp", "./usr/include/memlens/recorder/recorder.hpp",
+        "./usr/lib/libmemlens_runtime.a", "./usr/lib/libmemlens_recorder.a", "./usr/lib/cmake/memlens/memlensConfig.cmake",
+        "./usr/lib/cmake/memlens/memlensConfigVersion.cmake", "./usr/lib/pkgconfig/memlens.pc"}) {
     INFO(f);
     CHECK(list.out.find(std::string(" ") + f + "\n") != std::string::npos);
   }
@@ -329,8 +334,9 @@ TEST_CASE("check --format github annotates the source lines; --format markdown i
   CHECK(got[0].find("over the limit of 1.00 KiB%0A") != std::string::npos);
   CHECK(got[0].find("(20") != std::string::npos);  // a percentage: '%' escaped as %25
   CHECK(got[0].find("%25)") != std::string::npos);
-  CHECK(got[1].starts_with("::error title=memlens check no-broadcast::2 broadcast findings%0Abroadcast at "
-                            "samples/linear_regression.cpp:31: sub: "));
+  CHECK(
+      got[1].starts_with("::error title=memlens check no-broadcast::2 broadcast findings%0Abroadcast at "
+                         "samples/linear_regression.cpp:31: sub: "));
   // Each finding at its line: the broadcasts at the loss (31) and the final loss (45).
   CHECK(got[2].starts_with("::warning file=samples/linear_regression.cpp,line=31,title=memlens broadcast::sub: "));
   CHECK(got[3].starts_with("::warning file=samples/linear_regression.cpp,line=45,title=memlens broadcast::sub: "));
@@ -340,7 +346,8 @@ TEST_CASE("check --format github annotates the source lines; --format markdown i
   INFO(md.out);
   CHECK(md.status == 1);
   CHECK(md.out.starts_with("### memlens check: failed\n\n`"));
-  CHECK(md.out.find("1 of 2 checks passed\n\n| check | result | figure |\n|---|---|---|\n| max-peak | pass | ") != std::string::npos);
+  CHECK(md.out.find("1 of 2 checks passed\n\n| check | result | figure |\n|---|---|---|\n| max-peak | pass | ") !=
+        std::string::npos);
   CHECK(md.out.find("| no-broadcast | **FAIL** | 2 broadcast findings |\n") != std::string::npos);
   CHECK(md.out.find("\n**no-broadcast**, where:\n\n- broadcast at samples/linear_regression.cpp:31: sub: ") != std::string::npos);
   CHECK(run(std::string("check ") + quote(lr()) + " --max-peak 1GiB --format yaml").status == 2);
@@ -420,4 +427,26 @@ TEST_CASE("memory a static cache holds until teardown is a leak: the run ends wh
   CHECK(r["leaks"]["leaked_bytes"] == 5 * 256 * 64 * 4);
   // The twin empties its cache before main returns: nothing found.
   CHECK(report_json(recorded("static-cache-bounded", STATIC_CACHE_BIN, "--bounded"))["findings"].empty());
+}
+
+TEST_CASE("a program built without line tables: the report says why its sites are unknown", "[cli]") {
+  // static_cache built as a Release build is, without -g: no site has a file or a line.
+  const std::string bare = recorded("static-cache-no-lines", STATIC_CACHE_NO_LINES_BIN, "");
+  nlohmann::json r = report_json(bare);
+  const std::string why =
+      " are <unknown>: no line tables (built without -g); build with -g, e.g. CMAKE_BUILD_TYPE=RelWithDebInfo";
+  CHECK(r["sites_note"] == std::string("sites in ") + STATIC_CACHE_NO_LINES_BIN + why);
+  for (const auto& f : r["findings"]) CHECK(f["site"].is_null());
+  Run text = run("report --only summary " + quote(bare));
+  CHECK(text.status == 0);
+  // The text report wraps long lines: compare with runs of white space as one.
+  auto words = [](const std::string& s) {
+    std::istringstream in(s);
+    std::string out;
+    for (std::string w; in >> w;) out += w + " ";
+    return out;
+  };
+  CHECK_THAT(words(text.out), Catch::Contains(words(std::string("note: sites in ") + STATIC_CACHE_NO_LINES_BIN + why)));
+  // The same program with line tables: its sites are lines, and there is nothing to explain.
+  CHECK(report_json(recorded("static-cache", STATIC_CACHE_BIN, ""))["sites_note"] == "");
 }

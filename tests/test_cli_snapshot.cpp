@@ -29,8 +29,7 @@ void spit(const std::string& path, const std::string& data) {
 
 }  // namespace
 
-TEST_CASE("snapshots: per-device figures and the sites at the peak equal Python's ground truth, to the byte",
-          "[cli][snapshot]") {
+TEST_CASE("snapshots: per-device figures and the sites at the peak equal Python's ground truth, to the byte", "[cli][snapshot]") {
   if (auto why = missing_prerequisite(true); !why.empty()) {
     WARN("skipped: " << why);
     return;
@@ -201,8 +200,9 @@ TEST_CASE("snapshots: the JSON form, a bare segment list, and old entries withou
   CHECK(text.out.find("stack holding 2.93 KiB in 1 blocks, charged to /home/me/train.py:7:") != std::string::npos);
 
   // torch.cuda.memory_snapshot() dumped bare: the segments alone, state at dump.
-  spit(path, "[{\"device\": 1, \"address\": 4096, \"total_size\": 2097152, \"blocks\": "
-             "[{\"address\": 4096, \"size\": 512, \"requested_size\": 100, \"state\": \"active_allocated\"}]}]");
+  spit(path,
+       "[{\"device\": 1, \"address\": 4096, \"total_size\": 2097152, \"blocks\": "
+       "[{\"address\": 4096, \"size\": 512, \"requested_size\": 100, \"state\": \"active_allocated\"}]}]");
   json bare = report_json(path);
   REQUIRE(bare["devices"].size() == 1);
   CHECK(bare["devices"][0]["name"] == "cuda:1");
@@ -221,14 +221,18 @@ TEST_CASE("snapshots: hostile input gets one line with where, exit 2, and no cod
        "pickle offset 2: opcode GLOBAL (0x63) is not allowed: a memory snapshot holds only plain data, and memlens "
        "executes no pickle code"},
       // A str declaring 4 GiB in a 10-byte file.
-      {std::string("\x80\x04\x58\xff\xff\xff\xff" "ab.", 10), "pickle offset 2: a str of 4294967295 bytes in the 3 bytes left"},
+      {std::string("\x80\x04\x58\xff\xff\xff\xff"
+                   "ab.",
+                   10),
+       "pickle offset 2: a str of 4294967295 bytes in the 3 bytes left"},
       // Truncated: a dict never finished.
       {std::string("\x80\x04\x7d", 3), "pickle offset 3: the pickle ends without STOP"},
       {"{\"segments\": 7}", "segments: expected a list, found int"},
       {"{\"device_traces\": [[{\"action\": \"alloc\", \"addr\": -5, \"size\": 1}]]}",
        "device_traces[0][0].addr: expected a non-negative int, found -5"},
-      {"{\"segments\": [", "JSON offset 15: syntax error while parsing value - unexpected end of input; expected '[', "
-                            "'{', or a literal"},
+      {"{\"segments\": [",
+       "JSON offset 15: syntax error while parsing value - unexpected end of input; expected '[', "
+       "'{', or a literal"},
       {std::string(100, '[') + std::string(100, ']'), "JSON: nested deeper than 64 levels"},
   };
   for (const Case& c : cases) {
@@ -244,8 +248,7 @@ TEST_CASE("snapshots: hostile input gets one line with where, exit 2, and no cod
   std::remove(path.c_str());
 }
 
-TEST_CASE("snapshots: an OOM entry is explained: what held the device, and which setting would have fit it",
-          "[cli][snapshot]") {
+TEST_CASE("snapshots: an OOM entry is explained: what held the device, and which setting would have fit it", "[cli][snapshot]") {
   // One 20 MiB segment on a device with 10 MiB more free (30 MiB in all). Three 6 MiB
   // tensors, the middle one freed: 8 MiB free inside the segment in two pieces (6 + 2),
   // and an 11 MiB request fails. Hand-computed: 12 MiB held, 8 MiB cached but

@@ -1,11 +1,12 @@
-// The CUPTI collector's translation of activity records, on synthetic records: no GPU
-// is needed. (The collector itself runs on the lent GPU machine: scripts/gpu-check.sh.)
+// The CUPTI collector's translation of activity records and its trace, on synthetic records: no GPU
+// is needed. (The collector itself runs on the lent GPU machine: scripts/gpu/run.sh.)
 #include <catch2/catch.hpp>
 #include <cstring>
 #include <memlens/analysis/analyze.hpp>
-#include <memlens/profiler/trace_writer.hpp>
+#include <memlens/trace/trace_writer.hpp>
 
 #include "activity_translation.hpp"
+#include "collector_trace.hpp"
 
 using namespace memlens;
 using namespace memlens::cupti;
@@ -13,8 +14,8 @@ using profiler::EventKind;
 
 namespace {
 
-CUpti_ActivityMemory4 memory(CUpti_ActivityMemoryOperationType op, std::uint64_t address, std::uint64_t bytes,
-                             std::uint64_t time, std::uint32_t device = 0) {
+CUpti_ActivityMemory4 memory(CUpti_ActivityMemoryOperationType op, std::uint64_t address, std::uint64_t bytes, std::uint64_t time,
+                             std::uint32_t device = 0) {
   CUpti_ActivityMemory4 m;
   std::memset(&m, 0, sizeof m);
   m.kind = CUPTI_ACTIVITY_KIND_MEMORY2;
@@ -89,7 +90,7 @@ TEST_CASE("cupti: copies know their direction; memsets are ops", "[cupti]") {
   REQUIRE(e.size() == 1);
   CHECK(e[0].kind == EventKind::Copy);
   CHECK(e[0].copy.src_device == 0);  // from the host
-  CHECK(e[0].device == 2);            // to cuda:0
+  CHECK(e[0].device == 2);           // to cuda:0
   CHECK(e[0].copy.reason == profiler::CopyReason::ToDevice);
   CHECK(e[0].copy.bytes == 65536);
 
@@ -133,5 +134,30 @@ TEST_CASE("cupti: a translated trace reads back and reports its segments", "[cup
   CHECK(d->final_reserved == 20 << 20);
   CHECK(d->segment_allocs == 2);
   CHECK(d->segment_frees == 1);
+  std::remove(path.c_str());
+}
+
+TEST_CASE("cupti: activity CUPTI delivers after the trace is closed is dropped and counted", "[cupti]") {
+  // As frees in static destructors arrive after the collector's exit handler closed the
+  // file: writing them would throw inside a CUPTI callback and end the program.
+  std::string path = "/tmp/memlens-cupti-late-" + std::to_string(::getpid()) + ".memtrace";
+  profiler::TraceHeader h;
+  h.program = "synthetic CUDA program";
+  h.devices = trace_devices();
+  CollectorTrace trace(std::make_unique<profiler::TraceWriter>(path, h));
+  auto a = memory(CUPTI_ACTIVITY_MEMORY_OPERATION_TYPE_ALLOCATION, 0x7f0000000000, 4 << 20, 1000);
+  auto f = memory(CUPTI_ACTIVITY_MEMORY_OPERATION_TYPE_RELEASE, 0x7f0000000000, 4 << 20, 2000);
+  trace.write(translated(&a));
+  trace.flush();
+  trace.close();
+  trace.close();  // idempotent, as the exit handler and a second stop may both call it
+  CHECK_NOTHROW(trace.write(translated(&f)));
+  CHECK_NOTHROW(trace.write(translated(&f)));
+  CHECK_NOTHROW(trace.flush());
+  CHECK(trace.dropped() == 2);
+  profiler::TraceReader reader(path);
+  CHECK(reader.has_footer());
+  CHECK(reader.problem().empty());
+  CHECK(reader.totals().events == 1);  // the allocation; the late free is not in the file
   std::remove(path.c_str());
 }

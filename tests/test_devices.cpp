@@ -2,8 +2,8 @@
 #include <catch2/catch.hpp>
 #include <vector>
 #include <memlens/runtime.hpp>
-#include <memlens/runtime/direct_allocator.hpp>
-#include <memlens/runtime/memory_source.hpp>
+#include <memlens/allocator/direct_allocator.hpp>
+#include <memlens/allocator/memory_source.hpp>
 #include <memlens/common/number_text.hpp>
 
 using namespace memlens;
@@ -41,8 +41,30 @@ TEST_CASE("moving between devices copies - same-device to() is the tensor itself
   Tensor s2 = a.to(Device("sim"));
   CHECK(memory_allocated(Device("sim")) - before == 512);
   CHECK_THROWS_AS(a + s, DeviceError);
-  CHECK_THROWS_WITH(a + s, "Expected all tensors to be on the same device, but found at least two devices, cpu and "
-                           "sim:0! (when checking arguments for add)");
+  CHECK_THROWS_WITH(a + s,
+                    "Expected all tensors to be on the same device, but found at least two devices, cpu and "
+                    "sim:0! (when checking arguments for add)");
+}
+
+TEST_CASE("index_add and scatter refuse an index or a source on another device") {
+  // On a GPU a host index or source would reach the kernel as a host pointer: every
+  // argument's device is checked before any is read.
+  const Device sim("sim");
+  Tensor self = zeros({4, 2}).to(sim);
+  Tensor index = arange(2);  // int64, on the cpu
+  Tensor source = ones({2, 2}).to(sim);
+  auto refused = [](const char* op) {
+    return std::string("Expected all tensors to be on the same device, but found at least two devices, sim:0 and cpu! ") +
+           "(when checking arguments for " + op + ")";
+  };
+  CHECK_THROWS_AS(self.index_add(0, index, source), DeviceError);
+  CHECK_THROWS_WITH(self.index_add(0, index, source), refused("index_add"));
+  CHECK_THROWS_WITH(self.index_add(0, index.to(sim), ones({2, 2})), refused("index_add"));
+  CHECK(self.index_add(0, index.to(sim), source).sum().item<double>() == 4.0);
+  Tensor rows = arange(2).view({1, 2}).to(sim);
+  CHECK_THROWS_WITH(self.scatter(0, rows, ones({1, 2})), refused("scatter"));
+  CHECK_THROWS_WITH(self.scatter(0, arange(2).view({1, 2}), ones({1, 2}).to(sim)), refused("scatter"));
+  CHECK(self.scatter(0, rows, ones({1, 2}).to(sim)).sum().item<double>() == 2.0);
 }
 
 TEST_CASE("sim addresses come from its own range") {
@@ -81,7 +103,7 @@ TEST_CASE("sim fails a segment only when it lacks the bytes - as a GPU maps page
     auto s = reinterpret_cast<std::uintptr_t>(seg[static_cast<std::size_t>(i)]), b = reinterpret_cast<std::uintptr_t>(big);
     CHECK((b + (4 << 20) <= s || s + (1 << 20) <= b));
   }
-  CHECK(src.acquire(512) == nullptr);  // the device is full again
+  CHECK(src.acquire(512) == nullptr);          // the device is full again
   static_cast<char*>(big)[(4 << 20) - 1] = 1;  // and the memory is real
   src.release(big, 4 << 20);
   for (int i = 1; i < 8; i += 2) src.release(seg[static_cast<std::size_t>(i)], 1 << 20);
@@ -113,9 +135,10 @@ TEST_CASE("DirectAllocator out of memory is a clear and recoverable OutOfMemoryE
   DirectAllocator alloc(std::make_unique<SimSource>(1 << 20));
   void* a = alloc.allocate(512 * 1024);
   CHECK_THROWS_AS(alloc.allocate(1 << 20), OutOfMemoryError);
-  CHECK_THROWS_WITH(alloc.allocate(1 << 20), "sim:0 out of memory. Tried to allocate 1.00 MiB. Device has a total "
-                                             "capacity of 1.00 MiB of which 512.00 KiB is free. 512.00 KiB is "
-                                             "allocated by tensors.");
+  CHECK_THROWS_WITH(alloc.allocate(1 << 20),
+                    "sim:0 out of memory. Tried to allocate 1.00 MiB. Device has a total "
+                    "capacity of 1.00 MiB of which 512.00 KiB is free. 512.00 KiB is "
+                    "allocated by tensors.");
   CHECK(alloc.stats().num_ooms == 2);
   alloc.deallocate(a);
   void* b = alloc.allocate(1 << 20);  // the program continues
@@ -156,11 +179,11 @@ TEST_CASE("pin_memory: a CPU tensor in pinned memory, cached in power-of-two blo
   {
     Tensor p = x.pin_memory();
     CHECK(p.is_pinned());
-    CHECK(p.device() == kCPU);           // pinned tensors are CPU tensors
+    CHECK(p.device() == kCPU);  // pinned tensors are CPU tensors
     CHECK(equal(p, x));
-    CHECK(p.pin_memory().is_same(p));    // already pinned: itself
+    CHECK(p.pin_memory().is_same(p));  // already pinned: itself
     CHECK((p + 1).device() == kCPU);
-    CHECK_FALSE((p + 1).is_pinned());    // ops make ordinary CPU tensors
+    CHECK_FALSE((p + 1).is_pinned());  // ops make ordinary CPU tensors
     CHECK(stat("allocated_bytes.all.current") == 4096);
     Tensor d = p.to(Device("sim"), /*non_blocking=*/true);
     CHECK(equal(d.cpu(), x));
@@ -171,7 +194,7 @@ TEST_CASE("pin_memory: a CPU tensor in pinned memory, cached in power-of-two blo
   CHECK(stat("reserved_bytes.all.current") == 4096);
   Tensor q = ones({1000}).pin_memory();
   CHECK(stat("segment.all.allocated") == segments_before + 1);  // reused, not a new block
-  Tensor big = ones({1025}).pin_memory();                          // 4100 bytes: an 8192-byte block
+  Tensor big = ones({1025}).pin_memory();                       // 4100 bytes: an 8192-byte block
   CHECK(stat("reserved_bytes.all.current") == 4096 + 8192);
   big = Tensor();
   host_empty_cache();

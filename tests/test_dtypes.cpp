@@ -12,8 +12,8 @@ TEST_CASE("Half and BFloat16 round to nearest even, with IEEE's edges") {
   CHECK(BFloat16(0.1f).bits == 0x3dcd);
   CHECK(Half(0.1f).bits == 0x2e66);
   CHECK(static_cast<float>(Half(0.1f)) == 0.0999755859375f);
-  CHECK(static_cast<float>(Half(65504.f)) == 65504.f);             // the largest half
-  CHECK(std::isinf(static_cast<float>(Half(65520.f))));             // rounds up past it
+  CHECK(static_cast<float>(Half(65504.f)) == 65504.f);                            // the largest half
+  CHECK(std::isinf(static_cast<float>(Half(65520.f))));                           // rounds up past it
   CHECK(static_cast<float>(Half(std::ldexp(1.f, -24))) == std::ldexp(1.f, -24));  // the smallest subnormal
   CHECK(static_cast<float>(Half(std::ldexp(1.f, -26))) == 0.f);
   CHECK(static_cast<float>(Half(1.f + std::ldexp(1.f, -11))) == 1.f);  // a tie: to even
@@ -36,7 +36,7 @@ TEST_CASE("dtypes: sizes, PyTorch's promotion, printing") {
   CHECK(promote_types(kInt64, kBFloat16) == kBFloat16);
   CHECK(promote_types(kBool, kUInt8) == kUInt8);
   Tensor b = ones({3}, kBFloat16);
-  CHECK((b + 0.5).dtype() == kBFloat16);         // a Python float keeps the tensor's float type
+  CHECK((b + 0.5).dtype() == kBFloat16);  // a Python float keeps the tensor's float type
   CHECK((b + ones({3})).dtype() == kFloat32);
   CHECK((ones({3}, kInt32) + 2).dtype() == kInt32);
   CHECK((ones({3}, kUInt8) * ones({3}, kInt32)).dtype() == kInt32);

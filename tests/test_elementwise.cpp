@@ -18,7 +18,7 @@ TEST_CASE("broadcasting shapes and values against hand-computed results") {
 }
 
 TEST_CASE("the seed's (100 ) - (100 1) broadcasts to (100 100)") {
-  Tensor pred = arange(100).to(kFloat32);       // (100,)
+  Tensor pred = arange(100).to(kFloat32);              // (100,)
   Tensor y = arange(100).to(kFloat32).view({100, 1});  // (100,1)
   Tensor d = pred - y;
   CHECK(d.sizes() == Shape{100, 100});
@@ -56,7 +56,9 @@ TEST_CASE("math functions compute the right values") {
   CHECK(allclose(x.exp(), tensor({std::exp(-2.0), std::exp(-0.5), std::exp(0.5), std::exp(2.0)}, kFloat64)));
   CHECK(allclose(x.abs().log(), tensor({std::log(2.0), std::log(0.5), std::log(0.5), std::log(2.0)}, kFloat64)));
   CHECK(allclose(x.abs().sqrt(), tensor({std::sqrt(2.0), std::sqrt(0.5), std::sqrt(0.5), std::sqrt(2.0)}, kFloat64)));
-  CHECK(allclose(x.sigmoid(), tensor({1 / (1 + std::exp(2.0)), 1 / (1 + std::exp(0.5)), 1 / (1 + std::exp(-0.5)), 1 / (1 + std::exp(-2.0))}, kFloat64)));
+  CHECK(allclose(
+      x.sigmoid(),
+      tensor({1 / (1 + std::exp(2.0)), 1 / (1 + std::exp(0.5)), 1 / (1 + std::exp(-0.5)), 1 / (1 + std::exp(-2.0))}, kFloat64)));
   CHECK(allclose(x.tanh(), tensor({std::tanh(-2.0), std::tanh(-0.5), std::tanh(0.5), std::tanh(2.0)}, kFloat64)));
   CHECK(allclose(x.pow(2), tensor({4, 0.25, 0.25, 4}, kFloat64)));
   CHECK(allclose(x.abs().pow(tensor({1, 2, 3, 0.5}, kFloat64)), tensor({2, 0.25, 0.125, std::sqrt(2.0)}, kFloat64)));
@@ -117,7 +119,7 @@ TEST_CASE("claim 6 is false: x + y with y of shape (1) allocates only the 4 MB o
   reset_peak_memory_stats(Device("sim"));
   std::int64_t base = memory_allocated(Device("sim"));
   Tensor z = x + y;
-  CHECK(memory_allocated(Device("sim")) - base == 4000256);   // 4,000,000 B rounded to 512
+  CHECK(memory_allocated(Device("sim")) - base == 4000256);      // 4,000,000 B rounded to 512
   CHECK(max_memory_allocated(Device("sim")) - base == 4000256);  // nothing larger existed meanwhile
   Tensor z2 = x + y.expand_as(x);
   CHECK(equal(z, z2));

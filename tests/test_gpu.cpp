@@ -9,7 +9,7 @@
 #include <vector>
 
 #include <memlens/runtime.hpp>
-#include <memlens/runtime/nn_functional.hpp>
+#include <memlens/tensor/nn_functional.hpp>
 
 using namespace memlens;
 namespace F = memlens::nn::functional;
@@ -80,49 +80,50 @@ TEST_CASE("elementwise ops on cuda equal the cpu's", "[gpu]") {
   same_on_gpu("strided mul", {x, t}, [](const Inputs& i) { return i[0] * i[1].t(); });
   same_on_gpu("scalars", {x}, [](const Inputs& i) { return (2 - i[0]) / 3 + i[0].pow(2) * 0.5; });
   same_on_gpu("sub with alpha", {x, row}, [](const Inputs& i) { return i[0].sub(i[1], 2.5); });
-  same_on_gpu("pow of tensors", {x, row},
-              [](const Inputs& i) { return i[0].abs().add(0.1).pow(i[1].abs()); }, 1e-4);
+  same_on_gpu(
+      "pow of tensors", {x, row}, [](const Inputs& i) { return i[0].abs().add(0.1).pow(i[1].abs()); }, 1e-4);
   for (const char* name : {"exp", "log", "sqrt", "relu", "sigmoid", "tanh", "erf", "sin", "cos", "neg", "abs"}) {
-    same_on_gpu(name, {x}, [name = std::string(name)](const Inputs& i) {
-      const Tensor a = i[0];
-      if (name == "exp") return a.exp();
-      if (name == "log") return a.abs().add(1e-3).log();
-      if (name == "sqrt") return a.abs().add(1e-3).sqrt();
-      if (name == "relu") return a.relu();
-      if (name == "sigmoid") return a.sigmoid();
-      if (name == "tanh") return a.tanh();
-      if (name == "erf") return a.erf();
-      if (name == "sin") return a.sin();
-      if (name == "cos") return a.cos();
-      if (name == "neg") return a.neg();
-      return a.abs();
-    }, 1e-5);
+    same_on_gpu(
+        name, {x},
+        [name = std::string(name)](const Inputs& i) {
+          const Tensor a = i[0];
+          if (name == "exp") return a.exp();
+          if (name == "log") return a.abs().add(1e-3).log();
+          if (name == "sqrt") return a.abs().add(1e-3).sqrt();
+          if (name == "relu") return a.relu();
+          if (name == "sigmoid") return a.sigmoid();
+          if (name == "tanh") return a.tanh();
+          if (name == "erf") return a.erf();
+          if (name == "sin") return a.sin();
+          if (name == "cos") return a.cos();
+          if (name == "neg") return a.neg();
+          return a.abs();
+        },
+        1e-5);
   }
   same_on_gpu("floor ceil round clamp", {x}, [](const Inputs& i) {
     return i[0].mul(3).floor() + i[0].mul(3).ceil() + i[0].mul(3).round() + i[0].clamp(-0.5, 0.5);
   });
-  same_on_gpu("maximum minimum", {x, t},
-              [](const Inputs& i) { return maximum(i[0], i[1].t()) - minimum(i[0], i[1].t()); });
-  same_on_gpu("comparisons", {x, row}, [](const Inputs& i) {
-    return logical_or(logical_and(i[0] > i[1], i[0].ge(-0.5)).logical_not(), i[0] == 0);
-  });
-  same_on_gpu("where selects (never multiplies)", {x}, [](const Inputs& i) {
-    return where(i[0] > 0, i[0].log(), zeros({1}, i[0].device()));
-  });
-  same_on_gpu("masked_fill tril triu", {x}, [](const Inputs& i) {
-    return tril(i[0].masked_fill(i[0] < 0, -1.0), -2) + triu(i[0], 3);
-  });
+  same_on_gpu("maximum minimum", {x, t}, [](const Inputs& i) { return maximum(i[0], i[1].t()) - minimum(i[0], i[1].t()); });
+  same_on_gpu("comparisons", {x, row},
+              [](const Inputs& i) { return logical_or(logical_and(i[0] > i[1], i[0].ge(-0.5)).logical_not(), i[0] == 0); });
+  same_on_gpu("where selects (never multiplies)", {x},
+              [](const Inputs& i) { return where(i[0] > 0, i[0].log(), zeros({1}, i[0].device())); });
+  same_on_gpu("masked_fill tril triu", {x},
+              [](const Inputs& i) { return tril(i[0].masked_fill(i[0] < 0, -1.0), -2) + triu(i[0], 3); });
   // A long dense run takes the vectorised path, also from an element not 16-byte aligned.
   const Tensor long_a = randn({1000003}), long_b = randn({1000003});
   same_on_gpu("dense, long", {long_a, long_b}, [](const Inputs& i) { return i[0] * i[1] + 1; });
   same_on_gpu("dense, misaligned", {long_a, long_b},
               [](const Inputs& i) { return i[0].narrow(0, 1, 999999) + i[1].narrow(0, 3, 999999); });
   same_on_gpu("int64", {arange(-50, 50)}, [](const Inputs& i) { return i[0] * 7 - (i[0] / 3).to(kInt64); });
-  same_on_gpu("int32 and uint8", {arange(0, 200).to(kInt32)},
-              [](const Inputs& i) { return i[0].to(kUInt8) + i[0].to(kUInt8); });
-  same_on_gpu("bfloat16 and float16", {x, row}, [](const Inputs& i) {
-    return (i[0].to(kBFloat16) * i[1].to(kBFloat16)).to(kFloat32) + (i[0].to(kFloat16) + 1).to(kFloat32);
-  }, 1e-2);
+  same_on_gpu("int32 and uint8", {arange(0, 200).to(kInt32)}, [](const Inputs& i) { return i[0].to(kUInt8) + i[0].to(kUInt8); });
+  same_on_gpu(
+      "bfloat16 and float16", {x, row},
+      [](const Inputs& i) {
+        return (i[0].to(kBFloat16) * i[1].to(kBFloat16)).to(kFloat32) + (i[0].to(kFloat16) + 1).to(kFloat32);
+      },
+      1e-2);
   same_on_gpu("isnan", {x}, [](const Inputs& i) { return i[0].log().isnan(); });
 }
 
@@ -130,21 +131,38 @@ TEST_CASE("reductions on cuda equal the cpu's", "[gpu]") {
   if (!gpu_present()) return;
   manual_seed(2);
   const Tensor x = grad_leaf(randn({3, 40, 50})), big = randn({1000, 1000});
-  same_on_gpu("sum of all", {x}, [](const Inputs& i) { return i[0].sum(); }, 1e-4);
-  same_on_gpu("sum over dims 0 and 2", {x}, [](const Inputs& i) { return i[0].sum({0, 2}); }, 1e-4);
+  same_on_gpu(
+      "sum of all", {x}, [](const Inputs& i) { return i[0].sum(); }, 1e-4);
+  same_on_gpu(
+      "sum over dims 0 and 2", {x},
+      [](const Inputs& i) {
+        return i[0].sum({0, 2});
+      },
+      1e-4);
   same_on_gpu("mean keepdim", {x}, [](const Inputs& i) { return i[0].mean({1}, true); });
-  same_on_gpu("sum of a transposed view", {x}, [](const Inputs& i) { return i[0].transpose(1, 2).sum({2}); }, 1e-4);
-  same_on_gpu("a million, by rows", {big}, [](const Inputs& i) { return i[0].sum({1}); }, 1e-4);
-  same_on_gpu("a million, by columns", {big}, [](const Inputs& i) { return i[0].sum({0}); }, 1e-4);
-  same_on_gpu("a million, in all", {big}, [](const Inputs& i) { return i[0].sum(); }, 1e-3);
+  same_on_gpu(
+      "sum of a transposed view", {x}, [](const Inputs& i) { return i[0].transpose(1, 2).sum({2}); }, 1e-4);
+  same_on_gpu(
+      "a million, by rows", {big}, [](const Inputs& i) { return i[0].sum({1}); }, 1e-4);
+  same_on_gpu(
+      "a million, by columns", {big}, [](const Inputs& i) { return i[0].sum({0}); }, 1e-4);
+  same_on_gpu(
+      "a million, in all", {big}, [](const Inputs& i) { return i[0].sum(); }, 1e-3);
   same_on_gpu("max min", {x}, [](const Inputs& i) { return i[0].max() - i[0].min(); });
   same_on_gpu("argmax argmin", {big}, [](const Inputs& i) { return i[0].argmax(1) + i[0].argmin(0); });
   same_on_gpu("amax amin", {x}, [](const Inputs& i) { return i[0].amax({0, 2}) + i[0].amin({1}).sum(); });
-  same_on_gpu("var std", {x}, [](const Inputs& i) { return i[0].var({1}) + i[0].std({0, 2}, false, true).sum(); },
-              1e-4);
-  same_on_gpu("norm logsumexp", {x}, [](const Inputs& i) { return i[0].norm() + i[0].logsumexp({2}).sum(); }, 1e-4);
-  same_on_gpu("prod", {x}, [](const Inputs& i) { return i[0].narrow(1, 0, 5).abs().add(0.5).prod(1); }, 1e-4);
-  same_on_gpu("cumsum", {x}, [](const Inputs& i) { return i[0].cumsum(1); }, 1e-4);
+  same_on_gpu(
+      "var std", {x},
+      [](const Inputs& i) {
+        return i[0].var({1}) + i[0].std({0, 2}, false, true).sum();
+      },
+      1e-4);
+  same_on_gpu(
+      "norm logsumexp", {x}, [](const Inputs& i) { return i[0].norm() + i[0].logsumexp({2}).sum(); }, 1e-4);
+  same_on_gpu(
+      "prod", {x}, [](const Inputs& i) { return i[0].narrow(1, 0, 5).abs().add(0.5).prod(1); }, 1e-4);
+  same_on_gpu(
+      "cumsum", {x}, [](const Inputs& i) { return i[0].cumsum(1); }, 1e-4);
   same_on_gpu("int64 sum is exact", {arange(100000)}, [](const Inputs& i) { return i[0].sum(); });
   // NaN wins max, as on the cpu.
   same_on_gpu("NaN in max", {tensor({1.0, 2.0, -1.0})}, [](const Inputs& i) { return i[0].log().max(); });
@@ -155,7 +173,8 @@ TEST_CASE("copies and layout ops on cuda equal the cpu's", "[gpu]") {
   manual_seed(3);
   const Tensor x = grad_leaf(randn({4, 5, 6, 7}));
   same_on_gpu("contiguous of a permutation", {x}, [](const Inputs& i) { return i[0].permute({3, 1, 0, 2}).contiguous(); });
-  same_on_gpu("float16 copy", {x}, [](const Inputs& i) { return i[0].to(kFloat16).to(kFloat32); }, 1e-3);
+  same_on_gpu(
+      "float16 copy", {x}, [](const Inputs& i) { return i[0].to(kFloat16).to(kFloat32); }, 1e-3);
   same_on_gpu("cat stack", {x}, [](const Inputs& i) {
     return cat({i[0], i[0].mul(2)}, 1).sum({1}) + stack({i[0], i[0]}, 0).sum({0});
   });
@@ -182,8 +201,7 @@ TEST_CASE("index ops on cuda equal the cpu's", "[gpu]") {
   // Scatter's rows are distinct per column, so no two writes race for one element.
   const Tensor rows_14 = cat({full({1, 8}, 1, kInt64), full({1, 8}, 4, kInt64)}, 0);
   same_on_gpu("scatter index_add", {x, rows_14, randn({2, 8})}, [](const Inputs& i) {
-    return i[0].scatter(0, i[1], i[2]) + i[0].index_add(0, tensor({2, 5}, TensorOptions(kInt64).device(i[0].device())),
-                                                        i[2]);
+    return i[0].scatter(0, i[1], i[2]) + i[0].index_add(0, tensor({2, 5}, TensorOptions(kInt64).device(i[0].device())), i[2]);
   });
   same_on_gpu("index_put_ accumulating repeats", {x, rows, cols}, [](const Inputs& i) {
     Tensor z = zeros({10, 8}, i[0].device());
@@ -232,21 +250,34 @@ TEST_CASE("matmul, bmm and einsum on cuda go through cuBLAS and equal the cpu's"
   if (!gpu_present()) return;
   manual_seed(6);
   const Tensor a = grad_leaf(randn({64, 48})), b = grad_leaf(randn({48, 32}));
-  same_on_gpu("mm", {a, b}, [](const Inputs& i) { return i[0].mm(i[1]); }, 1e-4);
-  same_on_gpu("mm of transposed operands", {a, b}, [](const Inputs& i) { return i[1].t().mm(i[0].t()); }, 1e-4);
+  same_on_gpu(
+      "mm", {a, b}, [](const Inputs& i) { return i[0].mm(i[1]); }, 1e-4);
+  same_on_gpu(
+      "mm of transposed operands", {a, b}, [](const Inputs& i) { return i[1].t().mm(i[0].t()); }, 1e-4);
   const Tensor q = grad_leaf(randn({2, 3, 16, 8})), k = grad_leaf(randn({2, 3, 8, 16}));
-  same_on_gpu("batched matmul", {q, k}, [](const Inputs& i) { return i[0].matmul(i[1]); }, 1e-4);
-  same_on_gpu("bmm", {q, k}, [](const Inputs& i) { return i[0].flatten(0, 1).bmm(i[1].flatten(0, 1)); }, 1e-4);
-  same_on_gpu("broadcast matmul", {q, b.narrow(0, 0, 8)}, [](const Inputs& i) { return i[0].matmul(i[1]); }, 1e-4);
-  same_on_gpu("einsum", {q, k}, [](const Inputs& i) { return einsum("bhik,bhkj->bhij", {i[0], i[1]}); }, 1e-4);
-  same_on_gpu("mv dot addmm baddbmm", {a, b}, [](const Inputs& i) {
-    const Tensor v = i[1].select(1, 0);
-    return addmm(i[0].narrow(1, 0, 32), i[0], i[1], 0.5, 2).sum() + i[0].mv(v).dot(i[0].mv(v)) +
-           baddbmm(i[0].narrow(1, 0, 32).unsqueeze(0), i[0].unsqueeze(0), i[1].unsqueeze(0)).sum();
-  }, 1e-3);
-  same_on_gpu("int64 mm", {arange(12).view({3, 4}), arange(8).view({4, 2})},
-              [](const Inputs& i) { return i[0].mm(i[1]); });
-  same_on_gpu("bfloat16 mm", {a, b}, [](const Inputs& i) { return i[0].to(kBFloat16).mm(i[1].to(kBFloat16)); }, 5e-2);
+  same_on_gpu(
+      "batched matmul", {q, k}, [](const Inputs& i) { return i[0].matmul(i[1]); }, 1e-4);
+  same_on_gpu(
+      "bmm", {q, k}, [](const Inputs& i) { return i[0].flatten(0, 1).bmm(i[1].flatten(0, 1)); }, 1e-4);
+  same_on_gpu(
+      "broadcast matmul", {q, b.narrow(0, 0, 8)}, [](const Inputs& i) { return i[0].matmul(i[1]); }, 1e-4);
+  same_on_gpu(
+      "einsum", {q, k},
+      [](const Inputs& i) {
+        return einsum("bhik,bhkj->bhij", {i[0], i[1]});
+      },
+      1e-4);
+  same_on_gpu(
+      "mv dot addmm baddbmm", {a, b},
+      [](const Inputs& i) {
+        const Tensor v = i[1].select(1, 0);
+        return addmm(i[0].narrow(1, 0, 32), i[0], i[1], 0.5, 2).sum() + i[0].mv(v).dot(i[0].mv(v)) +
+               baddbmm(i[0].narrow(1, 0, 32).unsqueeze(0), i[0].unsqueeze(0), i[1].unsqueeze(0)).sum();
+      },
+      1e-3);
+  same_on_gpu("int64 mm", {arange(12).view({3, 4}), arange(8).view({4, 2})}, [](const Inputs& i) { return i[0].mm(i[1]); });
+  same_on_gpu(
+      "bfloat16 mm", {a, b}, [](const Inputs& i) { return i[0].to(kBFloat16).mm(i[1].to(kBFloat16)); }, 5e-2);
 }
 
 TEST_CASE("softmax, log_softmax and the losses on cuda equal the cpu's", "[gpu]") {
@@ -258,28 +289,30 @@ TEST_CASE("softmax, log_softmax and the losses on cuda equal the cpu's", "[gpu]"
   same_on_gpu("cross entropy", {logits, target}, [](const Inputs& i) { return nn::CrossEntropyLoss()(i[0], i[1]); });
   same_on_gpu("nll", {logits, target}, [](const Inputs& i) { return nn::NLLLoss()(log_softmax(i[0], 1), i[1]); });
   same_on_gpu("mse", {logits, randn({32, 10})}, [](const Inputs& i) { return nn::MSELoss()(i[0], i[1]); });
-  same_on_gpu("bce with logits", {logits, rand({32, 10})},
-              [](const Inputs& i) { return nn::BCEWithLogitsLoss()(i[0], i[1]); });
+  same_on_gpu("bce with logits", {logits, rand({32, 10})}, [](const Inputs& i) { return nn::BCEWithLogitsLoss()(i[0], i[1]); });
 }
 
 TEST_CASE("nn layers on cuda equal the cpu's, forward and backward", "[gpu]") {
   if (!gpu_present()) return;
   manual_seed(8);
   const Tensor img = grad_leaf(randn({2, 3, 12, 12})), w = grad_leaf(randn({4, 3, 3, 3})), bias = grad_leaf(randn({4}));
-  same_on_gpu("conv2d", {img, w, bias}, [](const Inputs& i) { return F::conv2d(i[0], i[1], i[2], 2, 1); }, 1e-4);
+  same_on_gpu(
+      "conv2d", {img, w, bias}, [](const Inputs& i) { return F::conv2d(i[0], i[1], i[2], 2, 1); }, 1e-4);
   same_on_gpu("max_pool2d", {img}, [](const Inputs& i) { return F::max_pool2d(i[0], 3, 2, 1); });
   same_on_gpu("avg_pool2d", {img}, [](const Inputs& i) { return F::avg_pool2d(i[0], 2); });
-  same_on_gpu("batch_norm", {img, ones({3}), zeros({3})}, [](const Inputs& i) {
-    return F::batch_norm(i[0], zeros({3}, i[0].device()), ones({3}, i[0].device()), i[1], i[2]);
-  }, 1e-4);
+  same_on_gpu(
+      "batch_norm", {img, ones({3}), zeros({3})},
+      [](const Inputs& i) { return F::batch_norm(i[0], zeros({3}, i[0].device()), ones({3}, i[0].device()), i[1], i[2]); }, 1e-4);
   const Tensor seq = grad_leaf(randn({2, 5, 16}));
-  same_on_gpu("layer_norm gelu silu", {seq}, [](const Inputs& i) {
-    return F::silu(F::gelu(F::layer_norm(i[0], {16})));
-  }, 1e-4);
-  same_on_gpu("causal attention", {seq, seq.mul(0.5).detach().requires_grad_(true)}, [](const Inputs& i) {
-    const Tensor q = i[0].view({2, 5, 2, 8}).transpose(1, 2), kv = i[1].view({2, 5, 2, 8}).transpose(1, 2);
-    return F::scaled_dot_product_attention(q, kv, kv, Tensor(), 0, true);
-  }, 1e-4);
+  same_on_gpu(
+      "layer_norm gelu silu", {seq}, [](const Inputs& i) { return F::silu(F::gelu(F::layer_norm(i[0], {16}))); }, 1e-4);
+  same_on_gpu(
+      "causal attention", {seq, seq.mul(0.5).detach().requires_grad_(true)},
+      [](const Inputs& i) {
+        const Tensor q = i[0].view({2, 5, 2, 8}).transpose(1, 2), kv = i[1].view({2, 5, 2, 8}).transpose(1, 2);
+        return F::scaled_dot_product_attention(q, kv, kv, Tensor(), 0, true);
+      },
+      1e-4);
 }
 
 TEST_CASE("a training step on cuda gives the cpu's loss and parameters", "[gpu]") {
@@ -306,6 +339,23 @@ TEST_CASE("a training step on cuda gives the cpu's loss and parameters", "[gpu]"
   const auto [gpu_loss, gpu_w] = train(kGpu);
   CHECK(gpu_loss == Approx(cpu_loss).epsilon(1e-4));
   CHECK(allclose(gpu_w, cpu_w, 1e-4, 1e-5));
+}
+
+TEST_CASE("cuBLAS works in the caching allocator's memory: one workspace per stream, kept", "[gpu]") {
+  if (!gpu_present()) return;
+  const StreamId fresh = new_stream();  // no GEMM has run on it yet, on this thread
+  StreamGuard guard(fresh);
+  const Tensor a = rand({256, 256}, kGpu);
+  const std::int64_t before = memory_allocated(kGpu);
+  Tensor c = a.mm(a);
+  const std::int64_t workspace = memory_allocated(kGpu) - before - c.numel() * 4;
+  // PyTorch's sizes: 32 MiB on Hopper and later, 8 MiB + 128 KiB before.
+  CHECK((workspace == 32 * MiB || workspace == 8 * MiB + 128 * 1024));
+  const std::int64_t after_first = memory_allocated(kGpu);
+  Tensor d = a.mm(a);
+  CHECK(memory_allocated(kGpu) - after_first == d.numel() * 4);  // the same workspace again
+  CHECK(allclose(d.cpu(), a.cpu().mm(a.cpu()), 1e-3, 1e-3));
+  synchronize(fresh);
 }
 
 TEST_CASE("streams, a stream guard and events order GPU work", "[gpu]") {
@@ -389,7 +439,7 @@ TEST_CASE("the caching allocator on cudaMalloc: rounding, caching, empty_cache",
   CHECK(memory_stats(kGpu)["segment.all.freed"] >= 2);
 }
 
-TEST_CASE("an OOM on cuda frees the cache and retries, then fails with PyTorch's fields", "[gpu]") {
+TEST_CASE("an OOM on cuda frees the cache and retries, then fails with PyTorch's fields", "[gpu][oom]") {
   if (!gpu_present()) return;
   empty_cache(kGpu);
   // Fill the GPU with 4 GiB blocks, then free them into the cache.

@@ -6,7 +6,7 @@
 #include <catch2/catch.hpp>
 #include <memlens/analysis/analyze.hpp>
 #include <memlens/analysis/memory_at.hpp>
-#include <memlens/profiler/export.hpp>
+#include <memlens/trace/export.hpp>
 #include <sstream>
 
 #include "crafted_trace.hpp"
@@ -53,16 +53,18 @@ TEST_CASE("a chunk that declares more than it holds is refused before anything i
   SECTION("4294967295 events in 8 bytes") {
     write_bytes(t.path(), prefix + chunk_bytes(1, 0, 0xFFFFFFFFu, 0, 8, "12345678"));
     profiler::TraceReader r(t.path());
-    CHECK(r.problem() == "corrupt chunk at " + at(off) +
-                             " (declares 4294967295 entries in 8 bytes); recovered 30 events from 3 whole event chunks before it");
+    CHECK(r.problem() ==
+          "corrupt chunk at " + at(off) +
+              " (declares 4294967295 entries in 8 bytes); recovered 30 events from 3 whole event chunks before it");
     CHECK(r.totals().events == 30);
   }
   SECTION("more events than a chunk may hold, however well they compress") {
     std::string raw(std::size_t{4} << 20, '\x05');  // a million 4-byte events: 4 KiB of zstd
     write_bytes(t.path(), prefix + chunk_bytes(1, 1, 1u << 20, 0, 4u << 20, zstd_of(raw)));
     profiler::TraceReader r(t.path());
-    CHECK(r.problem() == "corrupt chunk at " + at(off) + " (declares 1048576 events, more than a chunk may hold (65536)); "
-                         "recovered 30 events from 3 whole event chunks before it");
+    CHECK(r.problem() == "corrupt chunk at " + at(off) +
+                             " (declares 1048576 events, more than a chunk may hold (65536)); "
+                             "recovered 30 events from 3 whole event chunks before it");
   }
   SECTION("60 MiB declared, 40 bytes really there: found when the pass decodes it") {
     std::string raw(40, '\x05');
@@ -70,15 +72,16 @@ TEST_CASE("a chunk that declares more than it holds is refused before anything i
     profiler::TraceReader r(t.path());
     analysis::Report rep = analysis::analyze(r);
     CHECK(rep.events == 30);
-    CHECK(rep.problem == "corrupt chunk at " + at(off) + " (zstd: 40 bytes where the chunk declares 62914560); read 30 events "
-                         "from 3 whole event chunks before it");
+    CHECK(rep.problem == "corrupt chunk at " + at(off) +
+                             " (zstd: 40 bytes where the chunk declares 62914560); read 30 events "
+                             "from 3 whole event chunks before it");
     CHECK(r.chunks().size() == 3);  // later passes stop there too, without decoding it again
     CHECK(r.read_chunk(2).size() == 10);
     CHECK_THROWS_WITH(r.read_chunk(3), "chunk 3 out of range (3 chunks)");
   }
   SECTION("a string table entry longer than its chunk") {
     std::string raw;
-    raw += '\x01';        // first id
+    raw += '\x01';          // first id
     raw += "\xff\xff\x03";  // a 65535-byte string
     raw += "abc";
     write_bytes(t.path(), prefix + chunk_bytes(2, 0, 1, 0, static_cast<std::uint32_t>(raw.size()), raw));
@@ -140,8 +143,8 @@ TEST_CASE("the trailer after the footer is checked", "[hostile]") {
   std::string damaged = good;
   damaged[damaged.size() - 1] = '?';
   write_bytes(t.path(), damaged);
-  CHECK(profiler::TraceReader(t.path()).problem() == "the trace's trailer is damaged (offset " +
-                                                          std::to_string(good.size() - 16) + "); every chunk was read");
+  CHECK(profiler::TraceReader(t.path()).problem() ==
+        "the trace's trailer is damaged (offset " + std::to_string(good.size() - 16) + "); every chunk was read");
   write_bytes(t.path(), good + "junk");
   CHECK(profiler::TraceReader(t.path()).problem() == "4 bytes follow the trailer and were ignored");
   write_bytes(t.path(), good);

@@ -44,7 +44,7 @@ TEST_CASE("report --format html: one self-contained page that draws in a real br
   Run dom = run_command(headless(browser) + "--dump-dom " + quote("file://" + page));
   INFO(dom.out.substr(0, 2000));
   CHECK(dom.out.find("<body data-ready=\"1\">") != std::string::npos);  // the script ran to its end
-  CHECK(dom.out.find("data-errors") == std::string::npos);             // and nothing threw
+  CHECK(dom.out.find("data-errors") == std::string::npos);              // and nothing threw
   CHECK(dom.out.find("<span class=\"kind\">growth</span>") != std::string::npos);
   // The growth finding's own source line, read here from the sample, is shown under it.
   std::string sample = slurp(LEAK_LOSS_HISTORY_SOURCE);
@@ -89,7 +89,8 @@ TEST_CASE("diff --format html: two runs on one scale, and what changed", "[html]
   CHECK(dom.out.find("<body data-ready=\"1\">") != std::string::npos);
   CHECK(dom.out.find("data-errors") == std::string::npos);
   CHECK(dom.out.find("<h1>memlens diff</h1>") != std::string::npos);
-  for (const char* part : {"<h3>sim:0 in A</h3>", "<h3>sim:0 in B</h3>", "<h2>Sites that changed</h2>", "<th>peak allocated</th>"})
+  for (const char* part :
+       {"<h3>sim:0 in A</h3>", "<h3>sim:0 in B</h3>", "<h2>Sites that changed</h2>", "<th>peak allocated</th>"})
     CHECK(dom.out.find(part) != std::string::npos);
   // The peak's change, as the JSON diff has it.
   Run json = run("diff --format json " + quote(a) + " " + quote(b));

@@ -25,8 +25,10 @@ TEST_CASE("gather picks along a dim, as PyTorch's gather, and refuses what PyTor
   CHECK(a.gather(0, tensor({2, 0, 1, 2}, kInt64).view({1, 4})).toString() == "tensor([[ 8,  1,  6, 11]])");
   // Non-contiguous input: the transpose's rows are a's columns.
   CHECK(a.t().gather(1, tensor({0, 2}, kInt64).view({2, 1})).toString() == "tensor([[0],\n        [9]])");
-  CHECK_THROWS_WITH(a.gather(1, tensor({4}, kInt64).view({1, 1})), "gather(): index 4 is out of bounds for dimension 1 with size 4");
-  CHECK_THROWS_WITH(a.gather(1, tensor({-1}, kInt64).view({1, 1})), "gather(): index -1 is out of bounds for dimension 1 with size 4");
+  CHECK_THROWS_WITH(a.gather(1, tensor({4}, kInt64).view({1, 1})),
+                    "gather(): index 4 is out of bounds for dimension 1 with size 4");
+  CHECK_THROWS_WITH(a.gather(1, tensor({-1}, kInt64).view({1, 1})),
+                    "gather(): index -1 is out of bounds for dimension 1 with size 4");
   CHECK_THROWS_WITH(a.gather(1, tensor({1}, kInt64)),
                     "gather(): Index tensor must have the same number of dimensions as input tensor (1 vs 2)");
   CHECK_THROWS_WITH(a.gather(1, tensor({1.0}).view({1, 1})), "gather(): Expected dtype int64 for index but got float");
@@ -78,8 +80,7 @@ TEST_CASE("several index tensors index together, laid out as PyTorch lays them o
   // Adjacent index dims stay where they were ...
   CHECK(b.index({Slice(), L({0, 2}), L({1, 3})}).toString() == "tensor([[ 1, 11],\n        [13, 23]])");
   // ... separated ones go first; negatives count from the end.
-  CHECK(b.index({L({1, 0}), Slice(), L({-1, 0})}).toString() ==
-        "tensor([[15, 19, 23],\n        [ 0,  4,  8]])");
+  CHECK(b.index({L({1, 0}), Slice(), L({-1, 0})}).toString() == "tensor([[15, 19, 23],\n        [ 0,  4,  8]])");
   // Index tensors broadcast together: [1], [2, 1] and [2] make [2, 2].
   CHECK(b.index({L({1}), L({0, 2}).view({2, 1}), L({1, 3})}).toString() == "tensor([[13, 15],\n        [21, 23]])");
   // A mask over some dims stands for its true positions.
@@ -100,8 +101,7 @@ TEST_CASE("index_put_ with tensor indices writes or accumulates, with gradients 
   x.index_put_({L({0, 2, 0}), L({1, 3, 1})}, tensor({1, 2, 3}), true);  // (0, 1) twice: 1 + 3
   CHECK(x.toString() == "tensor([[0., 4., 0., 0.],\n        [0., 0., 0., 0.],\n        [0., 0., 0., 2.]])");
   x.index_put_({L({1})}, tensor({7, 8, 9, 10}));
-  CHECK(x.toString() ==
-        "tensor([[ 0.,  4.,  0.,  0.],\n        [ 7.,  8.,  9., 10.],\n        [ 0.,  0.,  0.,  2.]])");
+  CHECK(x.toString() == "tensor([[ 0.,  4.,  0.,  0.],\n        [ 7.,  8.,  9., 10.],\n        [ 0.,  0.,  0.,  2.]])");
   x.index_put_({Slice(), L({0})}, -1.0);
   CHECK(x.select(1, 0).toString() == "tensor([-1., -1., -1.])");
   CHECK_THROWS_WITH(x.index_put_({L({0, 1}), L({0, 0})}, tensor({1, 2, 3})),

@@ -81,8 +81,7 @@ TEST_CASE("einsum handles transposes - traces - batches - outer products and imp
   CHECK(allclose(einsum("i,i->", {v, v}), (v * v).sum()));
   CHECK(allclose(einsum("ij,jk,kl->il", {a, sq, sq}), a.mm(sq).mm(sq), 1e-4, 1e-5));
   CHECK(allclose(einsum("bij->bji", {x}), x.transpose(1, 2)));
-  CHECK_THROWS_WITH(einsum("ij,jk->ik", {a}),
-                    "einsum(): fewer operands were provided than specified in the equation: ij,jk->ik");
+  CHECK_THROWS_WITH(einsum("ij,jk->ik", {a}), "einsum(): fewer operands were provided than specified in the equation: ij,jk->ik");
   CHECK_THROWS_AS(einsum("ijk->i", {a}), ShapeError);
   CHECK_THROWS_WITH(einsum("ij->k", {a}), "einsum(): output subscript k does not appear in the equation for any input operand");
 }

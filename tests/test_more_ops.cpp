@@ -38,11 +38,24 @@ TEST_CASE("stack, split, chunk, unbind, flip, roll, repeat") {
   manual_seed(20);
   Tensor w = r({2, 6});
   std::vector<std::pair<const char*, Fn>> cases = {
-      {"stack", [](auto& v) { return (stack({v[0], v[0] * 2}, 0) * stack({v[0], v[0]}, 0)).sum(); }},
-      {"split", [](auto& v) { auto p = v[0].split(2, 1); return (p[0] * p[1]).sum() + p[2].sum(); }},
-      {"flip", [&](auto& v) { return (v[0].flip({0, 1}) * w).sum(); }},
+      {"stack",
+       [](auto& v) {
+         return (stack({v[0], v[0] * 2}, 0) * stack({v[0], v[0]}, 0)).sum();
+       }},
+      {"split",
+       [](auto& v) {
+         auto p = v[0].split(2, 1);
+         return (p[0] * p[1]).sum() + p[2].sum();
+       }},
+      {"flip",
+       [&](auto& v) {
+         return (v[0].flip({0, 1}) * w).sum();
+       }},
       {"roll", [&](auto& v) { return (v[0].roll(2, 1) * w).sum(); }},
-      {"repeat", [](auto& v) { return v[0].repeat({2, 1}).pow(2).sum(); }},
+      {"repeat",
+       [](auto& v) {
+         return v[0].repeat({2, 1}).pow(2).sum();
+       }},
   };
   for (auto& [name, f] : cases) {
     INFO(name);
@@ -73,7 +86,7 @@ TEST_CASE("cumsum, var, std, norm, logsumexp, amax, amin") {
   CHECK(equal(tensor({1, 2, 3, 4}, {2, 2}, kFloat64).cumsum(1), tensor({1, 3, 3, 7}, {2, 2}, kFloat64)));
   CHECK(arange(4, kInt32).cumsum(0).dtype() == kInt64);
   Tensor x = t64({1, 2, 3, 4});
-  CHECK(x.var({0}).item<double>() == Approx(5.0 / 3));        // sum of squared deviations 5, over n - 1
+  CHECK(x.var({0}).item<double>() == Approx(5.0 / 3));  // sum of squared deviations 5, over n - 1
   CHECK(x.var({0}, false).item<double>() == Approx(1.25));
   CHECK(x.std({0}).item<double>() == Approx(std::sqrt(5.0 / 3)));
   CHECK(t64({3, 4}).norm().item<double>() == Approx(5));
@@ -88,10 +101,16 @@ TEST_CASE("cumsum, var, std, norm, logsumexp, amax, amin") {
   std::vector<std::pair<const char*, Fn>> cases = {
       {"cumsum", [](auto& v) { return (v[0].cumsum(1) * v[0]).sum(); }},
       {"var", [](auto& v) { return v[0].var({1}).sum(); }},
-      {"std", [](auto& v) { return v[0].std({0, 1}); }},
+      {"std",
+       [](auto& v) {
+         return v[0].std({0, 1});
+       }},
       {"norm", [](auto& v) { return v[0].norm(); }},
       {"norm 3", [](auto& v) { return v[0].norm(3); }},
-      {"logsumexp", [](auto& v) { return (v[0].logsumexp({1}) * t64({1, 2, 3})).sum(); }},
+      {"logsumexp",
+       [](auto& v) {
+         return (v[0].logsumexp({1}) * t64({1, 2, 3})).sum();
+       }},
   };
   for (auto& [name, f] : cases) {
     INFO(name);
@@ -179,7 +198,7 @@ TEST_CASE("PyTorch's semantics: indices, error kinds, in-place rules, max ties, 
   CHECK(equal(t.grad(), tensor({0, 0.5, 0.5})));
   nn::CrossEntropyLoss ce;
   CHECK(ce(zeros({1, 2}), tensor({0.5, 0.5}, {1, 2})).item<double>() == Approx(std::log(2.0)));  // probability targets
-  CHECK(ce(zeros({3}), scalar_tensor(1, kInt64)).item<double>() == Approx(std::log(3.0)));        // unbatched
+  CHECK(ce(zeros({3}), scalar_tensor(1, kInt64)).item<double>() == Approx(std::log(3.0)));       // unbatched
   CHECK_THROWS_WITH(ce(zeros({2, 3}), zeros({2, 2})),
                     "CrossEntropyLoss: expected target of dtype int64 (class indices) or class probabilities of the "
                     "logits' shape, got float [2, 2]");
@@ -193,15 +212,17 @@ TEST_CASE("einsum with an ellipsis") {
   CHECK(einsum("...i,i", {a, ones({4}, kFloat64)}).sizes() == Shape{2, 3});  // implicit output: the ellipsis dims
   Tensor row = arange(4, kFloat64);
   CHECK(equal(einsum("...j,...j->...", {a, row}), a.matmul(row)));  // [2, 3, 4] with [4]: broadcast
-  CHECK_THROWS_WITH(einsum("...ijk->...", {row}),
-                    "einsum(): the number of subscripts in the equation (3) is more than the number of dimensions (1) for operand 0");
+  CHECK_THROWS_WITH(
+      einsum("...ijk->...", {row}),
+      "einsum(): the number of subscripts in the equation (3) is more than the number of dimensions (1) for operand 0");
 }
 
 TEST_CASE("scatter and index_add: values and gradients") {
   Tensor z = zeros({2, 4}, kFloat64);
   Tensor idx = tensor({1, 3, 0, 2}, {2, 2}, kInt64), src = tensor({5, 6, 7, 8}, {2, 2}, kFloat64);
   CHECK(equal(z.scatter(1, idx, src), tensor({0, 5, 0, 6, 7, 0, 8, 0}, {2, 4}, kFloat64)));
-  CHECK(equal(z.index_add(1, tensor({3, 0, 3}, kInt64), ones({2, 3}, kFloat64), 2), tensor({2, 0, 0, 4, 2, 0, 0, 4}, {2, 4}, kFloat64)));
+  CHECK(equal(z.index_add(1, tensor({3, 0, 3}, kInt64), ones({2, 3}, kFloat64), 2),
+              tensor({2, 0, 0, 4, 2, 0, 0, 4}, {2, 4}, kFloat64)));
   CHECK_THROWS_WITH(z.scatter(1, tensor({4, 0}, {1, 2}, kInt64), src),
                     "scatter(): index 4 is out of bounds for dimension 1 with size 4");
   CHECK_THROWS_WITH(z.index_add(0, tensor({2}, kInt64), ones({1, 4}, kFloat64)),
@@ -209,8 +230,11 @@ TEST_CASE("scatter and index_add: values and gradients") {
   manual_seed(25);
   Tensor w = r({2, 4});
   CHECK(gradcheck_error([&](auto& v) { return (v[0].scatter(1, idx, v[1]) * w).sum(); }, {r({2, 4}), r({2, 2})}) < 1e-6);
-  CHECK(gradcheck_error([&](auto& v) { return (v[0].index_add(1, tensor({3, 0, 3}, kInt64), v[1], 0.5) * w).sum(); },
-                        {r({2, 4}), r({2, 3})}) < 1e-6);
+  CHECK(gradcheck_error(
+            [&](auto& v) {
+              return (v[0].index_add(1, tensor({3, 0, 3}, kInt64), v[1], 0.5) * w).sum();
+            },
+            {r({2, 4}), r({2, 3})}) < 1e-6);
 }
 
 // Expected values are PyTorch 1.13's (python3-torch, CPU) for the same calls, typed in.

@@ -51,8 +51,8 @@ TEST_CASE("CrossEntropyLoss's gradient is (softmax - one-hot) / N") {
   ce(logits, tensor({0, 1}, kInt64)).backward();
   Tensor g = logits.grad().contiguous();
   const double e2 = std::exp(2.0), e3 = std::exp(3.0);
-  const double expected[6] = {(e2 / (e2 + 2) - 1) / 2, 1 / (e2 + 2) / 2, 1 / (e2 + 2) / 2,
-                              1 / (e3 + 2) / 2, (e3 / (e3 + 2) - 1) / 2, 1 / (e3 + 2) / 2};
+  const double expected[6] = {(e2 / (e2 + 2) - 1) / 2, 1 / (e2 + 2) / 2,        1 / (e2 + 2) / 2,
+                              1 / (e3 + 2) / 2,        (e3 / (e3 + 2) - 1) / 2, 1 / (e3 + 2) / 2};
   for (int i = 0; i < 6; ++i) CHECK(g.reshape({-1})[i].item<double>() == Approx(expected[i]).epsilon(1e-6));
 }
 

@@ -32,12 +32,11 @@ std::string slurp(const std::string& path) {
 TEST_CASE("pickle: the opcodes of a snapshot, value by value", "[snapshot]") {
   // {'a': [1, -2, 300, 70000, None, True], 'addr': 2**64 - 1, 'neg': -129, 'f': 1.5, 'b': b'xy', 't': ('a',)}
   std::string p = bytes({0x80, 4, 0x95, 0, 0, 0, 0, 0, 0, 0, 0}) + bytes({0x7d, 0x94, 0x28}) + short_str("a") +
-                  bytes({0x94, 0x5d, 0x94, 0x28, 0x4b, 1, 0x4a, 0xfe, 0xff, 0xff, 0xff, 0x4d, 0x2c, 0x01, 0x4a, 0x70,
-                         0x11, 0x01, 0x00, 0x4e, 0x88, 0x65}) +
-                  short_str("addr") + bytes({0x8a, 9, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x00}) +
-                  short_str("neg") + bytes({0x8a, 2, 0x7f, 0xff}) + short_str("f") +
-                  bytes({0x47, 0x3f, 0xf8, 0, 0, 0, 0, 0, 0}) + short_str("b") + bytes({0x43, 2, 'x', 'y'}) +
-                  short_str("t") + bytes({0x68, 1, 0x85}) + bytes({0x75, 0x2e});
+                  bytes({0x94, 0x5d, 0x94, 0x28, 0x4b, 1,    0x4a, 0xfe, 0xff, 0xff, 0xff,
+                         0x4d, 0x2c, 0x01, 0x4a, 0x70, 0x11, 0x01, 0x00, 0x4e, 0x88, 0x65}) +
+                  short_str("addr") + bytes({0x8a, 9, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x00}) + short_str("neg") +
+                  bytes({0x8a, 2, 0x7f, 0xff}) + short_str("f") + bytes({0x47, 0x3f, 0xf8, 0, 0, 0, 0, 0, 0}) + short_str("b") +
+                  bytes({0x43, 2, 'x', 'y'}) + short_str("t") + bytes({0x68, 1, 0x85}) + bytes({0x75, 0x2e});
   PyDocument doc(p);
   const PyValue& root = doc.root();
   REQUIRE(root.is(Kind::Dict));
@@ -101,10 +100,9 @@ TEST_CASE("pickle: the real snapshots in ../shared parse, frames shared through 
     const char* file;
     std::size_t entries, segments;  // as ../shared/torch-snapshots/README.md states
   };
-  for (const Expected& x : {Expected{"kk_memory_ctx128_fullstep.pickle", 19342, 1010},
-                            Expected{"silmont_forward_bf16_128.pickle", 2811, 0},
-                            Expected{"silmont_mem_snapshot.pickle", 97, 9},
-                            Expected{"voxelflex_dump_snapshot.pickle", 0, 0}}) {
+  for (const Expected& x :
+       {Expected{"kk_memory_ctx128_fullstep.pickle", 19342, 1010}, Expected{"silmont_forward_bf16_128.pickle", 2811, 0},
+        Expected{"silmont_mem_snapshot.pickle", 97, 9}, Expected{"voxelflex_dump_snapshot.pickle", 0, 0}}) {
     INFO(x.file);
     std::string data = slurp(dir + "/" + x.file);
     PyDocument doc(data);

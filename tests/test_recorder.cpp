@@ -4,11 +4,11 @@
 #include <unistd.h>
 
 #include <catch2/catch.hpp>
-#include <memlens/profiler/export.hpp>
-#include <memlens/profiler/recorder.hpp>
-#include <memlens/profiler/trace_reader.hpp>
+#include <memlens/trace/export.hpp>
+#include <memlens/recorder/recorder.hpp>
+#include <memlens/trace/trace_reader.hpp>
 #include <memlens/runtime.hpp>
-#include <memlens/runtime/instrument.hpp>
+#include <memlens/tensor/instrument.hpp>
 #include <nlohmann/json.hpp>
 #include <atomic>
 #include <chrono>
@@ -45,13 +45,13 @@ TEST_CASE("recording turns allocations - views - copies and ops into events") {
   CHECK(recording());
   std::uint64_t storage_id = 0;
   {
-    Tensor x = ones({256, 4});               // cpu
-    Tensor s = x.to(sim);                    // a host-to-device copy
+    Tensor x = ones({256, 4});  // cpu
+    Tensor s = x.to(sim);       // a host-to-device copy
     storage_id = s.storage()->id();
-    Tensor t = s.t();                        // a view
-    Tensor c = t.contiguous();               // a layout copy
+    Tensor t = s.t();           // a view
+    Tensor c = t.contiguous();  // a layout copy
     Scope scope("forward");
-    Tensor y = s + s;                        // an op
+    Tensor y = s + s;  // an op
     step();
   }
   stop();
@@ -116,8 +116,8 @@ TEST_CASE("pinned memory is its own device in the trace - cuda_host - with its c
   start(path);
   std::uint64_t pinned_storage = 0;
   {
-    Tensor batch = ones({250, 4});          // 4000 bytes on cpu
-    Tensor pinned = batch.pin_memory();     // a 4096-byte pinned block (a power of two)
+    Tensor batch = ones({250, 4});       // 4000 bytes on cpu
+    Tensor pinned = batch.pin_memory();  // a 4096-byte pinned block (a power of two)
     pinned_storage = pinned.storage()->id();
     Tensor on_device = pinned.to(Device("sim"), true);
   }
@@ -141,7 +141,7 @@ TEST_CASE("pinned memory is its own device in the trace - cuda_host - with its c
     }
     if (e.kind == EventKind::FreeCompleted) ++frees;
     if (e.kind == EventKind::Copy && e.device == host && e.copy.src_device == 0) ++pinned_copies;  // cpu -> pinned
-    if (e.kind == EventKind::Copy && e.copy.src_device == host && e.device == 1) ++to_device;     // pinned -> sim
+    if (e.kind == EventKind::Copy && e.copy.src_device == host && e.device == 1) ++to_device;      // pinned -> sim
   }
   CHECK(segments == 1);
   CHECK(allocs == 2);
@@ -156,8 +156,10 @@ TEST_CASE("events name the user's call site - for a named call and for an operat
   std::string path = temp_trace("sites");
   Tensor x = rand({8, 8});
   start(path);
-  Tensor v = x.t().reshape({64}); const int reshape_line = __LINE__;
-  Tensor w = x * x; const int op_line = __LINE__;
+  const int reshape_line = __LINE__ + 1;
+  Tensor v = x.t().reshape({64});
+  const int op_line = __LINE__ + 1;
+  Tensor w = x * x;
   stop();
   TraceReader r(path);
   std::string reshape_site, op_site;
@@ -400,8 +402,8 @@ TEST_CASE("every record kind comes back field by field - across many ring wraps"
       ++copies;
     } else if (e.kind == EventKind::Op && r.string(e.op.name) == "test_op") {
       const OpEvent& o = e.op;
-      fields_ok = fields_ok && o.n_inputs == 4 && o.inputs[1].ndim == 2 && o.inputs[1].dims[1] == 5 &&
-                  o.inputs[2].dims[0] == 4 && o.output.ndim == 2 && o.output.dims[1] == 5 && o.bytes == 80 && o.broadcast;
+      fields_ok = fields_ok && o.n_inputs == 4 && o.inputs[1].ndim == 2 && o.inputs[1].dims[1] == 5 && o.inputs[2].dims[0] == 4 &&
+                  o.output.ndim == 2 && o.output.dims[1] == 5 && o.bytes == 80 && o.broadcast;
       ++ops;
     } else if (e.kind == EventKind::Category && e.category.category == Category::Gradient) {
       fields_ok = fields_ok && e.category.storage == static_cast<std::uint64_t>(categories);
@@ -428,7 +430,8 @@ TEST_CASE("events of one runtime call share its timestamp - ops refresh it") {
   r.for_each([&](const Event& e) {
     if (e.kind == EventKind::Op) ops.push_back(e);
     // (storage 0: the snapshot of memory allocated before recording began)
-    if (e.kind == EventKind::Alloc && e.device == 1 && e.alloc.storage != 0) (ops.empty() ? before_mm_end : after_mm_end).push_back(e);
+    if (e.kind == EventKind::Alloc && e.device == 1 && e.alloc.storage != 0)
+      (ops.empty() ? before_mm_end : after_mm_end).push_back(e);
   });
   REQUIRE(ops.size() == 2);
   CHECK(r.string(ops[0].op.name) == "mm");

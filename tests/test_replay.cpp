@@ -1,10 +1,9 @@
 // Allocator replay: the what-if tool over recorded request sequences.
 #include <catch2/catch.hpp>
-#include <memlens/profiler/replay.hpp>
+#include <memlens/allocator/request_replay.hpp>
 #include <sstream>
 
 using namespace memlens;
-using namespace memlens::profiler;
 
 namespace {
 constexpr std::int64_t MiB = 1 << 20;

@@ -242,7 +242,7 @@ TEST_CASE("gpt_tiny: attention keeps batch x heads x T x T per layer: twice the 
   CHECK(a256 <= a128 * 9 / 2);
   INFO(sim(t256)["peak_allocated"].dump());
   CHECK(at_line(sim(t256)["peak_allocated"]["by_site"][0]["site"], attention));  // the largest site at 256
-  CHECK(t128["findings"].empty());  // a correct transformer raises no alarm
+  CHECK(t128["findings"].empty());                                               // a correct transformer raises no alarm
   CHECK(t256["findings"].empty());
   CHECK(t256["steps"] == 2);
 }
@@ -273,7 +273,8 @@ TEST_CASE("cnn_classifier: memory by layer - the full-resolution block holds the
     return at.substr(0, colon + 1) + std::to_string(std::stoi(at.substr(colon + 1)) + after);
   };
   std::uint64_t block1 = 0, block2 = 0;
-  for (int i = 0; i < 3; ++i) block1 += peak_bytes_at(t, line("// block 1", i)), block2 += peak_bytes_at(t, line("// block 2", i));
+  for (int i = 0; i < 3; ++i)
+    block1 += peak_bytes_at(t, line("// block 1", i)), block2 += peak_bytes_at(t, line("// block 2", i));
   INFO(sim(t)["peak_allocated"].dump());
   CHECK(peak_bytes_at(t, line("// block 1", 0)) == 64u * 8 * 32 * 32 * 4);  // conv1's output, kept for batch norm
   CHECK(block1 > block2);

@@ -80,8 +80,7 @@ TEST_CASE("a forced MEMLENS_DEVICE=cuda without a GPU is a clear error") {
     CHECK(r.out.find("100 epochs on cuda:0") != std::string::npos);
   } else {
     CHECK(r.exit_code == 1);
-    CHECK(r.err == "linear_regression: error: MEMLENS_DEVICE=cuda but CUDA is not usable: " +
-                       cuda_unavailable_reason() + "\n");
+    CHECK(r.err == "linear_regression: error: MEMLENS_DEVICE=cuda but CUDA is not usable: " + cuda_unavailable_reason() + "\n");
   }
   Run bad = run(std::string("MEMLENS_DEVICE=tpu ") + LINEAR_REGRESSION_BIN);
   CHECK(bad.exit_code == 1);

@@ -5,7 +5,7 @@
 #include <catch2/catch.hpp>
 #include <cstdio>
 #include <memlens/analysis/memory_at.hpp>
-#include <memlens/profiler/trace_reader.hpp>
+#include <memlens/trace/trace_reader.hpp>
 #include <memlens/snapshot/py_document.hpp>
 #include <memlens/snapshot/snapshot_import.hpp>
 #include <string>
@@ -55,16 +55,17 @@ TEST_CASE("snapshot import: a site is the user's innermost Python line, else the
   const std::string user = frame("/home/me/model.py", 30, "forward");
   const std::string outer = frame("/home/me/train.py", 7, "main");
   const std::string cpp = frame("??", 0, "at::native::add(at::Tensor const&)");
-  const std::string node = frame("Functions.cpp", 0, "torch::autograd::generated::MulBackward0::apply(std::vector<at::Tensor>&&)");
+  const std::string node =
+      frame("Functions.cpp", 0, "torch::autograd::generated::MulBackward0::apply(std::vector<at::Tensor>&&)");
   const std::string copy = frame("??", 0, "torch::autograd::CopySlices::apply(std::vector<at::Tensor>&&)");
   const std::string engine = frame("??", 0, "torch::autograd::Engine::thread_main(std::shared_ptr<GraphTask> const&)");
   auto sites = sites_of(snapshot_of({
-      cpp + "," + torch + "," + user + "," + outer,         // framework frames skipped: the user's line
-      cpp + "," + stdlib + "," + source_torch + "," + outer, // the standard library and torch's sources too
-      cpp + "," + node + "," + engine,                       // the backward pass: its node
-      cpp + "," + copy + "," + engine,                       // a node that is not generated
-      cpp + "," + engine,                                    // the engine's own
-      cpp,                                                   // nothing to go by
+      cpp + "," + torch + "," + user + "," + outer,           // framework frames skipped: the user's line
+      cpp + "," + stdlib + "," + source_torch + "," + outer,  // the standard library and torch's sources too
+      cpp + "," + node + "," + engine,                        // the backward pass: its node
+      cpp + "," + copy + "," + engine,                        // a node that is not generated
+      cpp + "," + engine,                                     // the engine's own
+      cpp,                                                    // nothing to go by
   }));
   CHECK(sites == std::vector<std::string>{"/home/me/model.py:30", "/home/me/train.py:7", "autograd:MulBackward0",
                                           "autograd:CopySlices", "autograd:engine", ""});

@@ -6,8 +6,8 @@
 #include <cstring>
 #include <fstream>
 #include <map>
-#include <memlens/profiler/trace_reader.hpp>
-#include <memlens/profiler/trace_writer.hpp>
+#include <memlens/trace/trace_reader.hpp>
+#include <memlens/trace/trace_writer.hpp>
 #include <random>
 #include <sstream>
 
@@ -60,22 +60,52 @@ std::vector<Event> one_of_each(std::uint32_t site) {
     v.push_back(e);
   };
   add(EventKind::SegmentAlloc, SegmentEvent{.address = 0x7f0000000000, .size = 2 << 20, .stream = 2, .pool = Pool::Small});
-  add(EventKind::Alloc, AllocEvent{.address = 0x7f0000000200, .segment = 0x7f0000000000, .size = 512, .requested = 400,
-                                   .storage = 17, .stream = 2, .category = Category::Activation, .site = site, .stack = 0});
-  ViewEvent view{.tensor = 99, .storage = 17, .offset = -0, .view = ViewKind::Transpose, .dtype = memlens::kFloat64, .site = site,
-                 .sizes = shape({3, 2}), .strides = shape({1, 3})};
+  add(EventKind::Alloc, AllocEvent{.address = 0x7f0000000200,
+                                   .segment = 0x7f0000000000,
+                                   .size = 512,
+                                   .requested = 400,
+                                   .storage = 17,
+                                   .stream = 2,
+                                   .category = Category::Activation,
+                                   .site = site,
+                                   .stack = 0});
+  ViewEvent view{.tensor = 99,
+                 .storage = 17,
+                 .offset = -0,
+                 .view = ViewKind::Transpose,
+                 .dtype = memlens::kFloat64,
+                 .site = site,
+                 .sizes = shape({3, 2}),
+                 .strides = shape({1, 3})};
   add(EventKind::View, view);
-  add(EventKind::Copy, CopyEvent{.dst_address = 0x7f0000000400, .src_address = 0x5555000010, .bytes = 4096, .src_device = 0,
-                                 .reason = CopyReason::ToDevice, .site = site});
-  OpEvent op{.name = 1, .site = site, .bytes = 40000, .duration_ns = 12345, .broadcast = true, .n_inputs = 2,
-             .output = shape({100, 100}), .inputs = {shape({100}), shape({100, 1}), {}, {}}};
+  add(EventKind::Copy, CopyEvent{.dst_address = 0x7f0000000400,
+                                 .src_address = 0x5555000010,
+                                 .bytes = 4096,
+                                 .src_device = 0,
+                                 .reason = CopyReason::ToDevice,
+                                 .site = site});
+  OpEvent op{.name = 1,
+             .site = site,
+             .bytes = 40000,
+             .duration_ns = 12345,
+             .broadcast = true,
+             .n_inputs = 2,
+             .output = shape({100, 100}),
+             .inputs = {shape({100}), shape({100, 1}), {}, {}}};
   add(EventKind::Op, op);
   add(EventKind::ScopeBegin, ScopeEvent{2});
   add(EventKind::ScopeEnd, ScopeEvent{2});
   add(EventKind::Step, StepEvent{7});
   add(EventKind::Category, CategoryEvent{.storage = 17, .category = Category::Gradient});
-  FailureEvent failure{.size = 1 << 30, .requested = 1000000000, .device_free = 100, .reserved = 2 << 20, .allocated = 512,
-                       .largest_free_block = 256, .stream = 0, .site = site, .stack = 0};
+  FailureEvent failure{.size = 1 << 30,
+                       .requested = 1000000000,
+                       .device_free = 100,
+                       .reserved = 2 << 20,
+                       .allocated = 512,
+                       .largest_free_block = 256,
+                       .stream = 0,
+                       .site = site,
+                       .stack = 0};
   add(EventKind::AllocFailed, failure);
   add(EventKind::Oom, failure);
   add(EventKind::FreeRequested, FreeEvent{.address = 0x7f0000000200, .size = 512, .storage = 17, .stream = 2});
@@ -92,7 +122,10 @@ std::string write_allocs(const std::string& name, int n, std::size_t per_chunk) 
   std::uint32_t site = w.intern_site("train.cpp", 10, "main");
   for (int i = 0; i < n; ++i) {
     Event e(EventKind::Alloc, AllocEvent{.address = 0x7f0000000000 + static_cast<std::uint64_t>(i % 64) * 512,
-                                         .size = 512, .requested = 500, .storage = static_cast<std::uint64_t>(i), .site = site});
+                                         .size = 512,
+                                         .requested = 500,
+                                         .storage = static_cast<std::uint64_t>(i),
+                                         .site = site});
     e.time_ns = 1000 + static_cast<std::uint64_t>(i) * 50;
     w.write(e);
   }
@@ -211,11 +244,11 @@ TEST_CASE("bad input gives one-line errors") {
   std::string future = good;
   future[8] = 9;
   spit(path, future);
-  CHECK_THROWS_WITH(TraceReader(path), path + ": trace format version 9 is newer than this memlens reads (4)");
+  CHECK_THROWS_WITH(TraceReader(path), path + ": trace format version 9 is newer than this memlens reads (5)");
   std::string old = good;
   old[8] = 1;
   spit(path, old);
-  CHECK_THROWS_WITH(TraceReader(path), path + ": trace format version 1 is older than this memlens reads (4); record it again");
+  CHECK_THROWS_WITH(TraceReader(path), path + ": trace format version 1 is older than this memlens reads (5); record it again");
   std::string header_flip = good;
   header_flip[20] ^= 0x20;
   spit(path, header_flip);

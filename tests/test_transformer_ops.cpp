@@ -80,8 +80,11 @@ TEST_CASE("layer_norm: values, gradients, errors, and what it keeps") {
   Tensor mix = r({2, 3, 4});
   CHECK(gradcheck_error([&](auto& v) { return (F::layer_norm(v[0], {4}, v[1], v[2]) * mix).sum(); },
                         {r({2, 3, 4}), r({4}), r({4})}) < 1e-6);
-  CHECK(gradcheck_error([&](auto& v) { return (F::layer_norm(v[0], {3, 4}, v[1], v[2]) * mix).sum(); },
-                        {r({2, 3, 4}), r({3, 4}), r({3, 4})}) < 1e-6);
+  CHECK(gradcheck_error(
+            [&](auto& v) {
+              return (F::layer_norm(v[0], {3, 4}, v[1], v[2]) * mix).sum();
+            },
+            {r({2, 3, 4}), r({3, 4}), r({3, 4})}) < 1e-6);
   CHECK(gradcheck_error([&](auto& v) { return (F::layer_norm(v[0], {4}) * mix).sum(); }, {r({2, 3, 4})}) < 1e-6);
   CHECK_THROWS_WITH(F::layer_norm(zeros({2, 3}), {4}),
                     "Given normalized_shape=[4], expected input with shape [*, 4], but got input of size[2, 3]");
@@ -272,7 +275,8 @@ TEST_CASE("max and average pooling: values and gradients") {
   Tensor mix = r({2, 3, 3, 3});
   CHECK(gradcheck_error([&](auto& v) { return (F::max_pool2d(v[0], 3, 2, 1) * mix).sum(); }, {r({2, 3, 6, 5})}) < 1e-6);
   CHECK(gradcheck_error([&](auto& v) { return (F::avg_pool2d(v[0], 3, 2, 1) * mix).sum(); }, {r({2, 3, 6, 5})}) < 1e-6);
-  CHECK_THROWS_WITH(F::max_pool2d(zeros({1, 1, 4, 4}), 2, 2, 2), "max_pool2d: pad should be at most half of effective kernel size");
+  CHECK_THROWS_WITH(F::max_pool2d(zeros({1, 1, 4, 4}), 2, 2, 2),
+                    "max_pool2d: pad should be at most half of effective kernel size");
 }
 
 TEST_CASE("batch_norm: per-channel statistics, running averages, eval, gradients") {
@@ -325,7 +329,8 @@ TEST_CASE("initialisation bounds; NLLLoss and BCEWithLogitsLoss values") {
   nn::init::xavier_uniform_(c);
   CHECK(c.abs().max().item<double>() <= std::sqrt(6.0 / 108));
   Tensor vector = zeros({3});
-  CHECK_THROWS_WITH(nn::init::kaiming_uniform_(vector), "Fan in and fan out can not be computed for tensor with fewer than 2 dimensions");
+  CHECK_THROWS_WITH(nn::init::kaiming_uniform_(vector),
+                    "Fan in and fan out can not be computed for tensor with fewer than 2 dimensions");
   Tensor lp = log_softmax(tensor({1, 2, 3, 1, 1, 1}, {2, 3}, kFloat64), 1);
   CHECK(nn::NLLLoss()(lp, tensor({2, 0}, kInt64)).item<double>() ==
         Approx(-(std::log(std::exp(3.0) / (std::exp(1.0) + std::exp(2.0) + std::exp(3.0))) + std::log(1.0 / 3)) / 2));
@@ -366,8 +371,9 @@ TEST_CASE("state_dict, save and load: round trip, buffers, refusals that change 
   CHECK(b.state_dict()[0].second.requires_grad());  // still a parameter
   nn::Sequential wrong{std::make_shared<nn::Linear>(4, 5), std::make_shared<nn::BatchNorm2d>(5)};
   Tensor before = wrong.state_dict()[0].second.clone();
-  CHECK_THROWS_WITH(nn::load(wrong, path), path + ": size mismatch for 0.weight: copying a param with shape [3, 4] from "
-                                                  "checkpoint, the shape in current model is [5, 4].");
+  CHECK_THROWS_WITH(nn::load(wrong, path), path +
+                                               ": size mismatch for 0.weight: copying a param with shape [3, 4] from "
+                                               "checkpoint, the shape in current model is [5, 4].");
   CHECK(equal(wrong.state_dict()[0].second, before));  // nothing copied
   // A damaged file is refused with one line, and the model is untouched.
   std::string bytes;
@@ -402,11 +408,13 @@ TEST_CASE("MultiheadAttention: PyTorch's outputs, weights, masks and gradients")
   CHECK(w.sizes() == Shape{2, 3, 3});
   CHECK(allclose(out.reshape({-1}).narrow(0, 0, 4), tensor({0.40557334, -0.25473440, 0.26868156, 0.13686326}), 1e-4, 1e-5));
   CHECK(allclose(out.reshape({-1}).narrow(0, 20, 4), tensor({-0.32161725, 0.34601679, -0.13620988, 0.29910773}), 1e-4, 1e-5));
-  CHECK(allclose(w.reshape({-1}).narrow(0, 0, 6), tensor({0.30991554, 0.46994069, 0.22014377, 0.22151846, 0.65621734, 0.12226415}), 1e-4, 1e-5));
+  CHECK(allclose(w.reshape({-1}).narrow(0, 0, 6),
+                 tensor({0.30991554, 0.46994069, 0.22014377, 0.22151846, 0.65621734, 0.12226415}), 1e-4, 1e-5));
   // A bool mask is true where a query may not attend (PyTorch's convention for this module).
   Tensor mask = tensor({0, 1, 1, 0, 0, 1, 0, 0, 0}, kBool).view({3, 3});
   auto [masked, mw] = m.attention(x, x, x, mask);
-  CHECK(allclose(mw.select(0, 0).reshape({-1}), tensor({1, 0, 0, 0.25237650, 0.74762350, 0, 0.29345354, 0.45122549, 0.25532103}), 1e-4, 1e-5));
+  CHECK(allclose(mw.select(0, 0).reshape({-1}), tensor({1, 0, 0, 0.25237650, 0.74762350, 0, 0.29345354, 0.45122549, 0.25532103}),
+                 1e-4, 1e-5));
   CHECK(allclose(masked.reshape({-1}).narrow(0, 0, 4), tensor({0.28180477, -0.11297549, 0.12531337, 0.26527378}), 1e-4, 1e-5));
   // Without weights it runs scaled_dot_product_attention: the same output, no weights.
   auto [fast, none] = m.attention(x, x, x, mask, false);

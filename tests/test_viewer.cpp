@@ -68,9 +68,9 @@ TEST_CASE("memlens-viewer: screenshots of the memory and leaks views", "[viewer]
     return n;
   };
   int upper = a.height / 2;
-  CHECK(count(a, {52, 168, 83}, upper) > 100);   // activation
-  CHECK(count(a, {158, 158, 158}, upper) > 100); // unlabelled
-  CHECK(count(a, {255, 80, 80}, upper) > 50);    // reserved
+  CHECK(count(a, {52, 168, 83}, upper) > 100);    // activation
+  CHECK(count(a, {158, 158, 158}, upper) > 100);  // unlabelled
+  CHECK(count(a, {255, 80, 80}, upper) > 50);     // reserved
 
   Run l = viewer(quote(trace) + " --screenshot " + quote(leaks_png) + " --size 1200x800 --tab leaks");
   REQUIRE(l.status == 0);
@@ -134,6 +134,6 @@ TEST_CASE("memlens-viewer: a real PyTorch snapshot opens and draws its memory ov
       axis_text += img.at(x, y) == std::array<unsigned char, 3>{200, 200, 120};
     }
   CHECK(colours.size() > 20);  // the timeline is drawn, not an empty window
-  CHECK(axis_text > 200);       // time and bytes axes with their labels
+  CHECK(axis_text > 200);      // time and bytes axes with their labels
   std::filesystem::remove(png);
 }

@@ -3,8 +3,8 @@
 // read back through the real TraceReader, with times and sites chosen by the test.
 #include <unistd.h>
 
-#include <memlens/profiler/trace_reader.hpp>
-#include <memlens/profiler/trace_writer.hpp>
+#include <memlens/trace/trace_reader.hpp>
+#include <memlens/trace/trace_writer.hpp>
 #include <string>
 
 namespace memlens::test {
@@ -46,9 +46,7 @@ class TraceBuilder {
   void free(std::uint64_t address, std::uint64_t size, std::uint8_t device = kSim) {
     add(EventKind::FreeRequested, FreeEvent{.address = address, .size = size}, device);
   }
-  void category(std::uint64_t storage, Category c) {
-    add(EventKind::Category, CategoryEvent{.storage = storage, .category = c});
-  }
+  void category(std::uint64_t storage, Category c) { add(EventKind::Category, CategoryEvent{.storage = storage, .category = c}); }
   void step() { add(EventKind::Step, StepEvent{++steps_}, 0); }
   void op(const char* name, std::initializer_list<std::initializer_list<std::int64_t>> inputs,
           std::initializer_list<std::int64_t> output, std::uint64_t bytes, std::uint32_t site, bool broadcast) {
@@ -69,14 +67,22 @@ class TraceBuilder {
   void copy(std::uint8_t from, std::uint64_t from_address, std::uint8_t to, std::uint64_t to_address, std::uint64_t bytes,
             CopyReason reason, std::uint32_t site) {
     add(EventKind::Copy,
-        CopyEvent{.dst_address = to_address, .src_address = from_address, .bytes = bytes, .src_device = from,
-                  .reason = reason, .site = site},
+        CopyEvent{.dst_address = to_address,
+                  .src_address = from_address,
+                  .bytes = bytes,
+                  .src_device = from,
+                  .reason = reason,
+                  .site = site},
         to);
   }
   void oom(std::uint64_t requested, std::uint64_t free_bytes, std::uint64_t reserved, std::uint64_t allocated,
            std::uint32_t site) {
-    add(EventKind::Oom, FailureEvent{.size = requested, .requested = requested, .device_free = free_bytes,
-                                     .reserved = reserved, .allocated = allocated, .site = site});
+    add(EventKind::Oom, FailureEvent{.size = requested,
+                                     .requested = requested,
+                                     .device_free = free_bytes,
+                                     .reserved = reserved,
+                                     .allocated = allocated,
+                                     .site = site});
   }
 
   // Closes the file and reads it back.

@@ -6,6 +6,7 @@
 
 #include <cerrno>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <iostream>
@@ -87,6 +88,16 @@ void OutputFile::commit() {
   if (!temporary_.empty() && std::rename(temporary_.c_str(), destination_.c_str()) != 0)
     throw UsageError(path_ + ": cannot write: " + std::strerror(errno));
   committed_ = true;
+}
+
+void emit(OutputFile& out, const std::string& text) {
+  if (!(out.stream() << text)) throw UsageError(out.path() + ": cannot write: " + std::strerror(errno));
+  out.commit();
+}
+
+bool color_wanted(const std::string& format, const std::string& output) {
+  const char* no_color = std::getenv("NO_COLOR");
+  return format == "text" && (output.empty() || output == "-") && isatty(STDOUT_FILENO) && !(no_color && *no_color);
 }
 
 }  // namespace memlens::cli

@@ -36,4 +36,9 @@ class OutputFile {
   bool committed_ = false;
 };
 
+// Writes a command's whole document to `out` and puts it in place.
+void emit(OutputFile& out, const std::string& text);
+// Colour for a text document going to a terminal, unless NO_COLOR is set.
+bool color_wanted(const std::string& format, const std::string& output);
+
 }  // namespace memlens::cli

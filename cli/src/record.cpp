@@ -52,7 +52,8 @@ RecordOutcome record_program(const RecordRequest& r) {
   bool exec_failed = read(fds[0], &exec_errno, sizeof exec_errno) == static_cast<ssize_t>(sizeof exec_errno);
   ::close(fds[0]);
   // Ctrl-C reaches the program (same process group); memlens waits for it to finish.
-  struct sigaction ignore {}, old_int {}, old_quit {};
+  struct sigaction ignore {
+  }, old_int{}, old_quit{};
   ignore.sa_handler = SIG_IGN;
   sigaction(SIGINT, &ignore, &old_int);
   sigaction(SIGQUIT, &ignore, &old_quit);

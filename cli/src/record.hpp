@@ -13,9 +13,9 @@ struct RecordRequest {
   std::vector<std::string> command;  // program and its arguments
   std::string output;                // "" = memlens-PROGRAM.memtrace
   bool stacks = false;
-  int stack_depth = 0;               // 0 = the recorder's default
-  std::string device;                // "" = the program's default
-  std::string cupti_library;         // set: record through CUPTI, injecting this library
+  int stack_depth = 0;        // 0 = the recorder's default
+  std::string device;         // "" = the program's default
+  std::string cupti_library;  // set: record through CUPTI, injecting this library
 };
 
 struct RecordOutcome {

@@ -12,22 +12,33 @@
 
 #include "exit_codes.hpp"
 #include "memlens/common/input_file.hpp"
-#include "memlens/snapshot/recording.hpp"
+#include "memlens/input/input_file.hpp"
 
 namespace memlens::cli {
 
-std::unique_ptr<profiler::TraceReader> open_trace(const std::string& path, const snapshot::ImportOptions& options) {
+input::InputFile open_file(const std::string& path) {
   std::error_code ec;
   if (std::filesystem::is_directory(path, ec)) throw UsageError(path + ": is a directory, not a trace");
   try {
-    return snapshot::open_recording(path, options);
+    return input::InputFile(path);
   } catch (const std::exception& e) {
     throw UsageError(e.what());
   }
 }
 
-LoadedTrace load_trace(const std::string& path, const analysis::AnalysisOptions& options,
-                       const snapshot::ImportOptions& import) {
+std::unique_ptr<profiler::TraceReader> open_trace(input::InputFile file, const snapshot::ImportOptions& options) {
+  try {
+    return std::move(file).open(options);
+  } catch (const std::exception& e) {
+    throw UsageError(e.what());
+  }
+}
+
+std::unique_ptr<profiler::TraceReader> open_trace(const std::string& path, const snapshot::ImportOptions& options) {
+  return open_trace(open_file(path), options);
+}
+
+LoadedTrace load_trace(const std::string& path, const analysis::AnalysisOptions& options, const snapshot::ImportOptions& import) {
   LoadedTrace t;
   t.reader = open_trace(path, import);
   bool tty = isatty(STDERR_FILENO);
@@ -55,7 +66,7 @@ void warn_if_incomplete(const profiler::TraceReader& trace) {
   if (!problem.empty()) std::fprintf(stderr, "memlens: warning: %s: %s\n", trace.path().c_str(), problem.c_str());
 }
 
-std::string read_input_file(const std::string& path, std::size_t max_bytes, bool prefix) {
+std::string read_input_file(const std::string& path, std::size_t max_bytes) {
   std::string why;
   int fd = open_regular_file(path, &why);
   if (fd < 0) throw UsageError(path + ": cannot open: " + why);
@@ -64,7 +75,7 @@ std::string read_input_file(const std::string& path, std::size_t max_bytes, bool
     ::close(fd);
     throw UsageError(path + ": cannot open: " + std::strerror(errno));
   }
-  if (!prefix && static_cast<std::uint64_t>(st.st_size) > max_bytes) {
+  if (static_cast<std::uint64_t>(st.st_size) > max_bytes) {
     ::close(fd);
     throw UsageError(path + ": too large (" + std::to_string(st.st_size) + " bytes; at most " + std::to_string(max_bytes) + ")");
   }

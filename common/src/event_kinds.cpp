@@ -13,9 +13,9 @@ std::string_view name_of(const std::array<std::string_view, N>& names, std::size
 
 std::string_view kind_name(EventKind k) {
   constexpr std::array<std::string_view, kEventKindCount + 1> names = {
-      "unknown",    "segment_alloc", "segment_free", "alloc",       "free_requested", "free_completed",
-      "alloc_failed", "oom",         "view",         "copy",        "op",             "scope_begin",
-      "scope_end",  "step",          "category",     "alloc_retry"};
+      "unknown",  "segment_alloc", "segment_free", "alloc", "free_requested", "free_completed", "alloc_failed",
+      "oom",      "view",          "copy",         "op",    "scope_begin",    "scope_end",      "step",
+      "category", "alloc_retry"};
   return name_of(names, static_cast<std::size_t>(k));
 }
 
@@ -26,9 +26,9 @@ std::string_view category_name(Category c) {
 }
 
 std::string_view view_kind_name(ViewKind k) {
-  constexpr std::array<std::string_view, kViewKindCount> names = {"view",      "reshape", "transpose", "permute", "expand",
-                                                                  "squeeze",   "unsqueeze", "narrow",  "select",  "slice",
-                                                                  "diagonal",  "detach",  "index"};
+  constexpr std::array<std::string_view, kViewKindCount> names = {"view",     "reshape",   "transpose", "permute", "expand",
+                                                                  "squeeze",  "unsqueeze", "narrow",    "select",  "slice",
+                                                                  "diagonal", "detach",    "index"};
   return name_of(names, static_cast<std::size_t>(k));
 }
 

@@ -16,24 +16,25 @@ MappedFile::MappedFile(const std::string& path) {
   std::string why;
   int fd = open_regular_file(path, &why);
   if (fd < 0) throw FileError(path + ": cannot open: " + why);
-  struct stat st {};
-  if (fstat(fd, &st) != 0) {
-    int err = errno;
+  try {
+    *this = MappedFile(fd, path);
+  } catch (...) {
     ::close(fd);
-    throw FileError(path + ": cannot open: " + std::strerror(err));
+    throw;
   }
+  ::close(fd);
+}
+
+MappedFile::MappedFile(int fd, const std::string& name) {
+  struct stat st {};
+  if (fstat(fd, &st) != 0) throw FileError(name + ": cannot open: " + std::strerror(errno));
   size_ = static_cast<std::size_t>(st.st_size);
   if (size_ > 0) {
     void* p = mmap(nullptr, size_, PROT_READ, MAP_PRIVATE, fd, 0);
-    if (p == MAP_FAILED) {
-      int err = errno;
-      ::close(fd);
-      throw FileError(path + ": cannot map: " + std::strerror(err));
-    }
+    if (p == MAP_FAILED) throw FileError(name + ": cannot map: " + std::strerror(errno));
     data_ = static_cast<const char*>(p);
     madvise(p, size_, MADV_SEQUENTIAL);
   }
-  ::close(fd);
 }
 
 MappedFile::~MappedFile() {

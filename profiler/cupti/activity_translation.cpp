@@ -14,8 +14,10 @@ constexpr std::uint8_t kCpu = 0;
 std::uint8_t side(std::uint8_t memory_kind, std::uint32_t cuda_device) {
   switch (memory_kind) {
     case CUPTI_ACTIVITY_MEMORY_KIND_PAGEABLE:
-    case CUPTI_ACTIVITY_MEMORY_KIND_PINNED: return kCpu;
-    default: return device_index(cuda_device);
+    case CUPTI_ACTIVITY_MEMORY_KIND_PINNED:
+      return kCpu;
+    default:
+      return device_index(cuda_device);
   }
 }
 
@@ -27,7 +29,9 @@ std::vector<profiler::DeviceInfo> trace_devices() {
   return d;
 }
 
-std::uint8_t device_index(std::uint32_t cuda_device) { return static_cast<std::uint8_t>(2 + (cuda_device < 16 ? cuda_device : 15)); }
+std::uint8_t device_index(std::uint32_t cuda_device) {
+  return static_cast<std::uint8_t>(2 + (cuda_device < 16 ? cuda_device : 15));
+}
 
 void translate(const CUpti_Activity* record, const TranslatedNames& names, std::vector<Event>& out) {
   switch (record->kind) {
@@ -44,7 +48,10 @@ void translate(const CUpti_Activity* record, const TranslatedNames& names, std::
       bool pooled = m->memoryPoolConfig.memoryPoolType != CUPTI_ACTIVITY_MEMORY_POOL_TYPE_INVALID;
       if (pooled && alloc) {  // cudaMallocAsync: a block of its pool
         e.reset(EventKind::Alloc);
-        e.alloc = {.address = m->address, .segment = m->memoryPoolConfig.address, .size = m->bytes, .requested = m->bytes,
+        e.alloc = {.address = m->address,
+                   .segment = m->memoryPoolConfig.address,
+                   .size = m->bytes,
+                   .requested = m->bytes,
                    .stream = stream};
       } else if (pooled) {
         e.reset(EventKind::FreeRequested);

@@ -10,8 +10,8 @@
 #include <string>
 #include <vector>
 
-#include "memlens/profiler/event.hpp"
-#include "memlens/profiler/trace_format.hpp"
+#include "memlens/trace/event.hpp"
+#include "memlens/trace/trace_format.hpp"
 
 namespace memlens::cupti {
 

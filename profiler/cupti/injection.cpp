@@ -16,8 +16,9 @@
 #include <thread>
 
 #include "activity_translation.hpp"
-#include "memlens/profiler/process_header.hpp"
-#include "memlens/profiler/trace_writer.hpp"
+#include "collector_trace.hpp"
+#include "memlens/trace/process_header.hpp"
+#include "memlens/trace/trace_writer.hpp"
 
 namespace memlens::cupti {
 
@@ -28,13 +29,15 @@ constexpr std::size_t kBufferSize = 8 << 20;
 class Collector {
  public:
   void start(const std::string& path) {
-    writer_ = std::make_unique<profiler::TraceWriter>(
-        path, profiler::process_trace_header("cupti_timestamp_ns", trace_devices(),
-                                             "recorded by CUPTI (libmemlens_cupti.so): segments, pool blocks, copies and memsets"));
-    names_.memset = writer_->intern_string("memset");
-    check(cuptiActivityRegisterCallbacks(&Collector::buffer_requested, &Collector::buffer_completed), "cuptiActivityRegisterCallbacks");
-    for (auto kind : {CUPTI_ACTIVITY_KIND_MEMORY2, CUPTI_ACTIVITY_KIND_MEMORY_POOL, CUPTI_ACTIVITY_KIND_MEMCPY,
-                      CUPTI_ACTIVITY_KIND_MEMSET})
+    trace_ = std::make_unique<CollectorTrace>(std::make_unique<profiler::TraceWriter>(
+        path,
+        profiler::process_trace_header("cupti_timestamp_ns", trace_devices(),
+                                       "recorded by CUPTI (libmemlens_cupti.so): segments, pool blocks, copies and memsets")));
+    names_.memset = trace_->intern_string("memset");
+    check(cuptiActivityRegisterCallbacks(&Collector::buffer_requested, &Collector::buffer_completed),
+          "cuptiActivityRegisterCallbacks");
+    for (auto kind :
+         {CUPTI_ACTIVITY_KIND_MEMORY2, CUPTI_ACTIVITY_KIND_MEMORY_POOL, CUPTI_ACTIVITY_KIND_MEMCPY, CUPTI_ACTIVITY_KIND_MEMSET})
       check(cuptiActivityEnable(kind), "cuptiActivityEnable");
     flusher_ = std::thread([this] { flush_loop(); });
     std::atexit([] { collector().stop(); });
@@ -49,8 +52,7 @@ class Collector {
     stop_cv_.notify_all();
     if (flusher_.joinable()) flusher_.join();
     cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
-    std::lock_guard l(mu_);
-    writer_->close();
+    trace_->close();
   }
 
   static Collector& collector() {
@@ -73,7 +75,11 @@ class Collector {
   }
 
   static void CUPTIAPI buffer_completed(CUcontext, uint32_t, uint8_t* buffer, size_t, size_t valid) {
-    collector().take(buffer, valid);
+    try {  // nothing may be thrown into CUPTI
+      collector().take(buffer, valid);
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "memlens-cupti: a buffer of activity lost: %s\n", e.what());
+    }
     std::free(buffer);
   }
 
@@ -82,8 +88,7 @@ class Collector {
     CUpti_Activity* record = nullptr;
     while (cuptiActivityGetNextRecord(buffer, valid, &record) == CUPTI_SUCCESS) translate(record, names_, events);
     std::stable_sort(events.begin(), events.end(), [](const auto& a, const auto& b) { return a.time_ns < b.time_ns; });
-    std::lock_guard l(mu_);
-    for (const auto& e : events) writer_->write(e);
+    trace_->write(events);
   }
 
   void flush_loop() {
@@ -91,16 +96,12 @@ class Collector {
     while (!stop_cv_.wait_for(l, std::chrono::milliseconds(100), [this] { return stopped_; })) {
       l.unlock();
       cuptiActivityFlushAll(0);
-      {
-        std::lock_guard w(mu_);
-        writer_->flush();
-      }
+      trace_->flush();
       l.lock();
     }
   }
 
-  std::mutex mu_;  // the writer
-  std::unique_ptr<profiler::TraceWriter> writer_;
+  std::unique_ptr<CollectorTrace> trace_;
   TranslatedNames names_;
   std::thread flusher_;
   std::mutex stop_mu_;

@@ -17,18 +17,32 @@ using Kind = PyValue::Kind;
 
 const char* opcode_name(std::uint8_t op) {
   switch (op) {
-    case 0x63: return "GLOBAL";
-    case 0x93: return "STACK_GLOBAL";
-    case 0x52: return "REDUCE";
-    case 0x62: return "BUILD";
-    case 0x81: return "NEWOBJ";
-    case 0x92: return "NEWOBJ_EX";
-    case 0x69: return "INST";
-    case 0x6f: return "OBJ";
-    case 0x50: return "PERSID";
-    case 0x51: return "BINPERSID";
-    case 0x82: case 0x83: case 0x84: return "EXT";
-    default: return nullptr;
+    case 0x63:
+      return "GLOBAL";
+    case 0x93:
+      return "STACK_GLOBAL";
+    case 0x52:
+      return "REDUCE";
+    case 0x62:
+      return "BUILD";
+    case 0x81:
+      return "NEWOBJ";
+    case 0x92:
+      return "NEWOBJ_EX";
+    case 0x69:
+      return "INST";
+    case 0x6f:
+      return "OBJ";
+    case 0x50:
+      return "PERSID";
+    case 0x51:
+      return "BINPERSID";
+    case 0x82:
+    case 0x83:
+    case 0x84:
+      return "EXT";
+    default:
+      return nullptr;
   }
 }
 
@@ -46,54 +60,106 @@ class PickleParser {
       if (progress_ && at_ >= next_progress_) progress_(at_), next_progress_ = at_ + kProgressStep;
       const auto op = static_cast<std::uint8_t>(p_[at_++]);
       switch (op) {
-        case 0x80: take(1); break;  // PROTO
-        case 0x95: take(8); break;  // FRAME: a length hint, nothing to build
-        case 0x2e: {                // STOP
-          if (stack_.size() != 1 || !marks_.empty()) fail(op_at, "STOP with " + std::to_string(stack_.size()) + " values on the stack");
+        case 0x80:
+          take(1);
+          break;  // PROTO
+        case 0x95:
+          take(8);
+          break;      // FRAME: a length hint, nothing to build
+        case 0x2e: {  // STOP
+          if (stack_.size() != 1 || !marks_.empty())
+            fail(op_at, "STOP with " + std::to_string(stack_.size()) + " values on the stack");
           return stack_.back();
         }
-        case 0x28: marks_.push_back(stack_.size()); break;  // MARK
-        case 0x7d: push(make(Kind::Dict)); break;           // EMPTY_DICT
-        case 0x5d: push(make(Kind::List)); break;           // EMPTY_LIST
-        case 0x29: push(make(Kind::Tuple)); break;          // EMPTY_TUPLE
-        case 0x4e: push(make(Kind::None)); break;           // NONE
-        case 0x88: case 0x89: {                             // NEWTRUE, NEWFALSE
+        case 0x28:
+          marks_.push_back(stack_.size());
+          break;  // MARK
+        case 0x7d:
+          push(make(Kind::Dict));
+          break;  // EMPTY_DICT
+        case 0x5d:
+          push(make(Kind::List));
+          break;  // EMPTY_LIST
+        case 0x29:
+          push(make(Kind::Tuple));
+          break;  // EMPTY_TUPLE
+        case 0x4e:
+          push(make(Kind::None));
+          break;  // NONE
+        case 0x88:
+        case 0x89: {  // NEWTRUE, NEWFALSE
           PyValue* v = make(Kind::Bool);
           v->boolean = op == 0x88;
           push(v);
           break;
         }
-        case 0x4b: push(small_int(static_cast<std::uint8_t>(take(1)[0]))); break;  // BININT1
-        case 0x4d: push(integer(le<std::uint16_t>(take(2)))); break;             // BININT2
-        case 0x4a: push(integer(le<std::int32_t>(take(4)))); break;              // BININT
-        case 0x8a: push(long1(op_at)); break;                                     // LONG1
-        case 0x47: {                                                              // BINFLOAT (big-endian)
+        case 0x4b:
+          push(small_int(static_cast<std::uint8_t>(take(1)[0])));
+          break;  // BININT1
+        case 0x4d:
+          push(integer(le<std::uint16_t>(take(2))));
+          break;  // BININT2
+        case 0x4a:
+          push(integer(le<std::int32_t>(take(4))));
+          break;  // BININT
+        case 0x8a:
+          push(long1(op_at));
+          break;      // LONG1
+        case 0x47: {  // BINFLOAT (big-endian)
           std::uint64_t bits = be64(take(8));
           PyValue* v = make(Kind::Float);
           v->real = std::bit_cast<double>(bits);
           push(v);
           break;
         }
-        case 0x8c: push(text(Kind::String, static_cast<std::uint8_t>(take(1)[0]), op_at)); break;  // SHORT_BINUNICODE
-        case 0x58: push(text(Kind::String, le<std::uint32_t>(take(4)), op_at)); break;             // BINUNICODE
-        case 0x8d: push(text(Kind::String, le<std::uint64_t>(take(8)), op_at)); break;             // BINUNICODE8
-        case 0x43: push(text(Kind::Bytes, static_cast<std::uint8_t>(take(1)[0]), op_at)); break;   // SHORT_BINBYTES
-        case 0x42: push(text(Kind::Bytes, le<std::uint32_t>(take(4)), op_at)); break;              // BINBYTES
-        case 0x8e: push(text(Kind::Bytes, le<std::uint64_t>(take(8)), op_at)); break;              // BINBYTES8
-        case 0x94: store(memo_count_, top(op_at), op_at); break;                                    // MEMOIZE
-        case 0x71: store(static_cast<std::uint8_t>(take(1)[0]), top(op_at), op_at); break;         // BINPUT
-        case 0x72: store(le<std::uint32_t>(take(4)), top(op_at), op_at); break;                    // LONG_BINPUT
-        case 0x68: push(memo(static_cast<std::uint8_t>(take(1)[0]), op_at)); break;                // BINGET
-        case 0x6a: push(memo(le<std::uint32_t>(take(4)), op_at)); break;                           // LONG_BINGET
-        case 0x85: case 0x86: case 0x87: {                                                          // TUPLE1..3
+        case 0x8c:
+          push(text(Kind::String, static_cast<std::uint8_t>(take(1)[0]), op_at));
+          break;  // SHORT_BINUNICODE
+        case 0x58:
+          push(text(Kind::String, le<std::uint32_t>(take(4)), op_at));
+          break;  // BINUNICODE
+        case 0x8d:
+          push(text(Kind::String, le<std::uint64_t>(take(8)), op_at));
+          break;  // BINUNICODE8
+        case 0x43:
+          push(text(Kind::Bytes, static_cast<std::uint8_t>(take(1)[0]), op_at));
+          break;  // SHORT_BINBYTES
+        case 0x42:
+          push(text(Kind::Bytes, le<std::uint32_t>(take(4)), op_at));
+          break;  // BINBYTES
+        case 0x8e:
+          push(text(Kind::Bytes, le<std::uint64_t>(take(8)), op_at));
+          break;  // BINBYTES8
+        case 0x94:
+          store(memo_count_, top(op_at), op_at);
+          break;  // MEMOIZE
+        case 0x71:
+          store(static_cast<std::uint8_t>(take(1)[0]), top(op_at), op_at);
+          break;  // BINPUT
+        case 0x72:
+          store(le<std::uint32_t>(take(4)), top(op_at), op_at);
+          break;  // LONG_BINPUT
+        case 0x68:
+          push(memo(static_cast<std::uint8_t>(take(1)[0]), op_at));
+          break;  // BINGET
+        case 0x6a:
+          push(memo(le<std::uint32_t>(take(4)), op_at));
+          break;  // LONG_BINGET
+        case 0x85:
+        case 0x86:
+        case 0x87: {  // TUPLE1..3
           std::size_t n = op - 0x84u;
           if (stack_.size() < n) fail(op_at, "TUPLE" + std::to_string(n) + " on a stack of " + std::to_string(stack_.size()));
           push(collect(Kind::Tuple, stack_.size() - n));
           break;
         }
-        case 0x74: push(collect(Kind::Tuple, mark(op_at))); break;  // TUPLE
-        case 0x6c: push(collect(Kind::List, mark(op_at))); break;   // LIST
-        case 0x64: {                                                // DICT
+        case 0x74:
+          push(collect(Kind::Tuple, mark(op_at)));
+          break;  // TUPLE
+        case 0x6c:
+          push(collect(Kind::List, mark(op_at)));
+          break;      // LIST
+        case 0x64: {  // DICT
           PyValue* d = collect(Kind::Dict, mark(op_at));
           if (d->container->items.size() % 2) fail(op_at, "DICT with an odd number of items");
           push(d);
@@ -245,7 +311,8 @@ class PickleParser {
   }
   PyValue* container(Kind k, std::size_t op_at) {
     PyValue* c = stack_.back();
-    if (c->kind != k) fail(op_at, "adding to a " + std::string(kind_name(c->kind)) + " where a " + std::string(kind_name(k)) + " belongs");
+    if (c->kind != k)
+      fail(op_at, "adding to a " + std::string(kind_name(c->kind)) + " where a " + std::string(kind_name(k)) + " belongs");
     return c;
   }
   // A new container of the values from stack position `from` up.
@@ -297,7 +364,7 @@ class PickleParser {
   absl::flat_hash_set<PyContainer*, ItemsHash, ItemsEq> lists_;
   std::array<PyValue*, 256> small_{};
   std::vector<PyValue*> memo_;  // by memo index; null where none was stored
-  std::size_t memo_count_ = 0;   // entries stored (MEMOIZE's next index, as in CPython)
+  std::size_t memo_count_ = 0;  // entries stored (MEMOIZE's next index, as in CPython)
 };
 
 const PyValue* read_pickle(PyDocument& doc, std::string_view bytes, const PyDocument::Progress& progress) {

@@ -12,15 +12,24 @@ using Kind = PyValue::Kind;
 
 std::string_view kind_name(Kind k) {
   switch (k) {
-    case Kind::None: return "None";
-    case Kind::Bool: return "bool";
-    case Kind::Int: return "int";
-    case Kind::Float: return "float";
-    case Kind::String: return "str";
-    case Kind::Bytes: return "bytes";
-    case Kind::List: return "list";
-    case Kind::Tuple: return "tuple";
-    case Kind::Dict: return "dict";
+    case Kind::None:
+      return "None";
+    case Kind::Bool:
+      return "bool";
+    case Kind::Int:
+      return "int";
+    case Kind::Float:
+      return "float";
+    case Kind::String:
+      return "str";
+    case Kind::Bytes:
+      return "bytes";
+    case Kind::List:
+      return "list";
+    case Kind::Tuple:
+      return "tuple";
+    case Kind::Dict:
+      return "dict";
   }
   return "?";
 }
@@ -48,7 +57,7 @@ std::int64_t PyValue::as_i64() const {
 std::uint64_t PyValue::as_u64() const {
   if (kind == Kind::Int && (unsigned64 || integer >= 0)) return static_cast<std::uint64_t>(integer);
   throw SnapshotError("expected a non-negative int, found " +
-                    (kind == Kind::Int ? std::to_string(integer) : std::string(kind_name(kind))));
+                      (kind == Kind::Int ? std::to_string(integer) : std::string(kind_name(kind))));
 }
 
 PyDocument::PyDocument(std::string_view bytes, Encoding encoding, const Progress& progress) {

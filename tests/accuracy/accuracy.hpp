@@ -2,7 +2,7 @@
 // What the accuracy programs share: the runtime, the recorder's steps, and a small MLP.
 #include <memory>
 
-#include <memlens/profiler/recorder.hpp>
+#include <memlens/recorder/recorder.hpp>
 #include <memlens/runtime.hpp>
 
 using namespace memlens;

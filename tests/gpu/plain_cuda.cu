@@ -1,5 +1,5 @@
 // A plain CUDA program with known allocations, for the CUPTI collector on a GPU
-// (scripts/gpu-check.sh): 3 cudaMalloc of 1, 2 and 4 MiB, a 1 MiB copy each way, a
+// (scripts/gpu/run.sh): 3 cudaMalloc of 1, 2 and 4 MiB, a 1 MiB copy each way, a
 // memset, then frees in reverse. It knows nothing of memlens.
 #include <cuda_runtime.h>
 

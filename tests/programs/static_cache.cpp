@@ -6,7 +6,7 @@
 #include <cstring>
 #include <map>
 
-#include <memlens/profiler/recorder.hpp>
+#include <memlens/recorder/recorder.hpp>
 #include <memlens/runtime.hpp>
 
 using namespace memlens;

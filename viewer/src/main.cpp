@@ -36,7 +36,7 @@ struct App {
   ViewState view;
   std::string cursor_request;  // "peak" or seconds, applied once the trace is ready
   std::unique_ptr<analysis::ReportDiff> diff;
-  std::string message;         // an error to show in a popup
+  std::string message;  // an error to show in a popup
   char open_path[1024] = {};
   bool open_dialog = false;
   bool open_for_diff = false;  // the dialog opens the trace to compare with
@@ -51,9 +51,7 @@ struct App {
     cursor_request.clear();
   }
 
-  bool ready() const {
-    return trace.state() != TraceSession::State::Loading && other.state() != TraceSession::State::Loading;
-  }
+  bool ready() const { return trace.state() != TraceSession::State::Loading && other.state() != TraceSession::State::Loading; }
 
   void frame() {
     for (const auto& p : dropped) trace.open(p), diff.reset(), view.fit = true;
@@ -145,13 +143,20 @@ namespace memlens::viewer {
 
 const char* tab_name(Tab t) {
   switch (t) {
-    case Tab::Memory: return "memory";
-    case Tab::Leaks: return "leaks";
-    case Tab::Broadcast: return "broadcast";
-    case Tab::Contiguity: return "contiguity";
-    case Tab::Transfers: return "transfers";
-    case Tab::Churn: return "churn";
-    case Tab::Diff: return "diff";
+    case Tab::Memory:
+      return "memory";
+    case Tab::Leaks:
+      return "leaks";
+    case Tab::Broadcast:
+      return "broadcast";
+    case Tab::Contiguity:
+      return "contiguity";
+    case Tab::Transfers:
+      return "transfers";
+    case Tab::Churn:
+      return "churn";
+    case Tab::Diff:
+      return "diff";
   }
   return "?";
 }
@@ -176,7 +181,8 @@ int main(int argc, char** argv) {
   cli.add_option("--cursor", cursor, "where the cursor starts: peak, or seconds into the trace");
   cli.add_option("--tab", tab, "memory, leaks, broadcast, contiguity, transfers, churn or diff")->capture_default_str();
   cli.add_option("--stack", stack, "what the timeline stacks: category or site")
-      ->check(CLI::IsMember({"category", "site"}))->capture_default_str();
+      ->check(CLI::IsMember({"category", "site"}))
+      ->capture_default_str();
   cli.add_option("--frames", frames, "render this many frames after the trace is read, then exit");
   cli.add_flag("--benchmark", benchmark, "print time to first frame and mean frame time (JSON) on exit");
   try {
@@ -277,9 +283,10 @@ int main(int argc, char** argv) {
   if (benchmark) {
     double ready_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() - frame_total_s;
     int measured = std::max(1, frames_after_ready - 3);
-    std::printf("{\"benchmark\": \"memlens_viewer\", \"time_to_first_frame_s\": %.4f, \"time_to_report_s\": %.4f, "
-                "\"frames\": %d, \"mean_frame_ms\": %.3f}\n",
-                first_frame_s, ready_s, measured, 1000 * frame_total_s / measured);
+    std::printf(
+        "{\"benchmark\": \"memlens_viewer\", \"time_to_first_frame_s\": %.4f, \"time_to_report_s\": %.4f, "
+        "\"frames\": %d, \"mean_frame_ms\": %.3f}\n",
+        first_frame_s, ready_s, measured, 1000 * frame_total_s / measured);
   }
   app.trace.wait();
   app.other.wait();

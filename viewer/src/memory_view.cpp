@@ -13,7 +13,6 @@ namespace {
 
 using analysis::bytes_text;
 
-
 // The block, its site, the tensors that view it, and its stack: whole when kept (clicked),
 // the innermost frames in a tooltip.
 std::string block_text(const analysis::MemoryAt& m, const analysis::BlockAt& b, bool whole_stack) {
@@ -26,8 +25,8 @@ std::string block_text(const analysis::MemoryAt& m, const analysis::BlockAt& b, 
   if (!m.sites[b.site].function.empty()) out += " (" + m.sites[b.site].function + ")";
   for (const auto& v : b.views)
     out += "\n  tensor " + std::to_string(v.tensor) + ": " + std::string(profiler::view_kind_name(v.kind)) + " " +
-           std::string(dtype_repr(v.dtype)) + " " + analysis::shape_text(v.sizes) + " strides " + analysis::shape_text(v.strides) +
-           " offset " + std::to_string(v.offset);
+           std::string(dtype_repr(v.dtype)) + " " + analysis::shape_text(v.sizes) + " strides " +
+           analysis::shape_text(v.strides) + " offset " + std::to_string(v.offset);
   if (b.views.empty()) out += "\n  no view recorded: one tensor owns it";
   const auto& frames = m.stacks[b.stack].frames;
   constexpr std::size_t kTooltipFrames = 12;
@@ -56,8 +55,9 @@ void draw_memory(TraceSession& s, ViewState& v) {
   float width = ImGui::GetContentRegionAvail().x * 0.62f;
   ImGui::BeginChild("segments", ImVec2(width, 0), true);
   for (const auto& d : m.devices) {
-    ImGui::Text("%s: %s allocated, %s reserved, largest free block %s, %zu segments", d.name.c_str(), bytes_text(d.allocated).c_str(),
-                bytes_text(d.reserved).c_str(), bytes_text(d.largest_free_block).c_str(), d.segments.size());
+    ImGui::Text("%s: %s allocated, %s reserved, largest free block %s, %zu segments", d.name.c_str(),
+                bytes_text(d.allocated).c_str(), bytes_text(d.reserved).c_str(), bytes_text(d.largest_free_block).c_str(),
+                d.segments.size());
     std::uint64_t largest = 1;
     for (const auto& seg : d.segments) largest = std::max(largest, seg.size);
     float bar_w = ImGui::GetContentRegionAvail().x - 8;

@@ -22,9 +22,9 @@ struct ViewState {
   bool fit = true;                  // fit the whole trace on the next frame
   bool by_site = false;             // the timeline stacks the top sites instead of categories
   Tab tab = Tab::Memory;
-  bool tab_requested = true;        // select `tab` on the next frame
-  std::string source;               // "file:line" shown with its lines, "" for none
-  std::uint64_t generation = 0;     // changes whenever a trace (or the one compared) is read
+  bool tab_requested = true;     // select `tab` on the next frame
+  std::string source;            // "file:line" shown with its lines, "" for none
+  std::uint64_t generation = 0;  // changes whenever a trace (or the one compared) is read
 };
 
 ImU32 category_color(analysis::Category c);

@@ -73,12 +73,18 @@ void draw_section(const char* id, SectionView& s, ViewState& v) {
 
 Section section_of_tab(Tab t) {
   switch (t) {
-    case Tab::Leaks: return Section::Leaks;
-    case Tab::Broadcast: return Section::Broadcast;
-    case Tab::Contiguity: return Section::Contiguity;
-    case Tab::Transfers: return Section::Transfers;
-    case Tab::Churn: return Section::Churn;
-    default: return Section::Summary;
+    case Tab::Leaks:
+      return Section::Leaks;
+    case Tab::Broadcast:
+      return Section::Broadcast;
+    case Tab::Contiguity:
+      return Section::Contiguity;
+    case Tab::Transfers:
+      return Section::Transfers;
+    case Tab::Churn:
+      return Section::Churn;
+    default:
+      return Section::Summary;
   }
 }
 

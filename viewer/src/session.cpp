@@ -2,7 +2,7 @@
 
 #include <utility>
 
-#include "memlens/snapshot/recording.hpp"
+#include "memlens/input/input_file.hpp"
 
 namespace memlens::viewer {
 
@@ -23,9 +23,9 @@ void TraceSession::open(const std::string& path) {
 void TraceSession::load(std::string path) {
   try {
     // A trace, or a PyTorch snapshot converted on the way in.
-    auto reader = snapshot::open_recording(path);
-    auto report = std::make_unique<analysis::Report>(analysis::analyze(
-        *reader, {}, [this](std::uint64_t done, std::uint64_t total) {
+    auto reader = input::open_input(path);
+    auto report =
+        std::make_unique<analysis::Report>(analysis::analyze(*reader, {}, [this](std::uint64_t done, std::uint64_t total) {
           progress_.store(total ? static_cast<double>(done) / static_cast<double>(total) : 1.0, std::memory_order_relaxed);
         }));
     report->path = path;

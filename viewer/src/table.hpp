@@ -13,7 +13,7 @@ struct TableRow {
   std::vector<std::string> cells;
   std::vector<double> keys;  // per column: the number numeric columns sort by
   std::uint64_t time_ns = 0;
-  std::string location;      // "file:line" of the row's site, "" for none
+  std::string location;  // "file:line" of the row's site, "" for none
 };
 
 struct TableModel {

@@ -14,10 +14,10 @@ namespace memlens::viewer {
 
 namespace {
 
-constexpr analysis::Category kStack[] = {analysis::Category::Parameter, analysis::Category::Gradient,
+constexpr analysis::Category kStack[] = {analysis::Category::Parameter,      analysis::Category::Gradient,
                                          analysis::Category::OptimizerState, analysis::Category::Activation,
                                          analysis::Category::AutogradDetail, analysis::Category::Temporary,
-                                         analysis::Category::Input, analysis::Category::Unknown};
+                                         analysis::Category::Input,          analysis::Category::Unknown};
 
 // "file.cpp:31" for a site, "<unknown>" for none.
 std::string short_site(const analysis::Report& r, analysis::SiteId id) {
@@ -70,14 +70,22 @@ ImU32 name_color(const std::string& name) {
 
 ImU32 category_color(analysis::Category c) {
   switch (c) {
-    case analysis::Category::Parameter: return IM_COL32(66, 133, 244, 255);
-    case analysis::Category::Gradient: return IM_COL32(251, 188, 5, 255);
-    case analysis::Category::OptimizerState: return IM_COL32(171, 71, 188, 255);
-    case analysis::Category::Activation: return IM_COL32(52, 168, 83, 255);
-    case analysis::Category::Temporary: return IM_COL32(0, 172, 193, 255);
-    case analysis::Category::AutogradDetail: return IM_COL32(141, 110, 99, 255);
-    case analysis::Category::Input: return IM_COL32(255, 112, 67, 255);
-    case analysis::Category::Unknown: return IM_COL32(158, 158, 158, 255);
+    case analysis::Category::Parameter:
+      return IM_COL32(66, 133, 244, 255);
+    case analysis::Category::Gradient:
+      return IM_COL32(251, 188, 5, 255);
+    case analysis::Category::OptimizerState:
+      return IM_COL32(171, 71, 188, 255);
+    case analysis::Category::Activation:
+      return IM_COL32(52, 168, 83, 255);
+    case analysis::Category::Temporary:
+      return IM_COL32(0, 172, 193, 255);
+    case analysis::Category::AutogradDetail:
+      return IM_COL32(141, 110, 99, 255);
+    case analysis::Category::Input:
+      return IM_COL32(255, 112, 67, 255);
+    case analysis::Category::Unknown:
+      return IM_COL32(158, 158, 158, 255);
   }
   return IM_COL32(158, 158, 158, 255);
 }
@@ -210,8 +218,8 @@ void draw_timeline(const analysis::Report& r, ViewState& v, float height) {
       }
       // The bucket's high-water mark, when it rose above its final value.
       if (static_cast<double>(b.allocated_max) > below)
-        dl->AddLine(ImVec2(xa, y_of(static_cast<double>(b.allocated_max))), ImVec2(xb, y_of(static_cast<double>(b.allocated_max))),
-                    IM_COL32(220, 220, 220, 160));
+        dl->AddLine(ImVec2(xa, y_of(static_cast<double>(b.allocated_max))),
+                    ImVec2(xb, y_of(static_cast<double>(b.allocated_max))), IM_COL32(220, 220, 220, 160));
       dl->AddLine(ImVec2(xa, y_of(static_cast<double>(b.reserved_max))), ImVec2(xb, y_of(static_cast<double>(b.reserved_max))),
                   IM_COL32(255, 80, 80, 255), 1.5f);
     }
@@ -227,8 +235,8 @@ void draw_timeline(const analysis::Report& r, ViewState& v, float height) {
   // OOMs, then the cursor.
   for (const auto& o : r.fragmentation.ooms) {
     float x = x_of(static_cast<double>(o.time_ns));
-    dl->AddTriangleFilled(ImVec2(x - 6, origin.y + size.y - 2), ImVec2(x + 6, origin.y + size.y - 2), ImVec2(x, origin.y + size.y - 14),
-                          IM_COL32(255, 0, 0, 255));
+    dl->AddTriangleFilled(ImVec2(x - 6, origin.y + size.y - 2), ImVec2(x + 6, origin.y + size.y - 2),
+                          ImVec2(x, origin.y + size.y - 14), IM_COL32(255, 0, 0, 255));
   }
   float cx = x_of(static_cast<double>(v.cursor_ns));
   dl->AddLine(ImVec2(cx, origin.y), ImVec2(cx, origin.y + size.y), IM_COL32(255, 255, 0, 255), 2);
@@ -250,8 +258,8 @@ void draw_timeline(const analysis::Report& r, ViewState& v, float height) {
           if (dev.index == under_mouse->device) name = dev.name;
         text += "\n" + name + ": " + analysis::bytes_text(b.allocated_last) + " allocated (" +
                 analysis::bytes_text(b.allocated_min) + " to " + analysis::bytes_text(b.allocated_max) + " in this " +
-                time_label(static_cast<double>(under_mouse->bucket_ns), static_cast<double>(under_mouse->bucket_ns)) +
-                "), " + analysis::bytes_text(b.reserved_last) + " reserved";
+                time_label(static_cast<double>(under_mouse->bucket_ns), static_cast<double>(under_mouse->bucket_ns)) + "), " +
+                analysis::bytes_text(b.reserved_last) + " reserved";
       }
     }
     ImGui::SetTooltip("%s\n(wheel: zoom, drag: pan, click: cursor)", text.c_str());

@@ -3,7 +3,7 @@
 #include <cstdio>
 #include <cstdlib>
 
-#include <memlens/profiler/recorder.hpp>
+#include <memlens/recorder/recorder.hpp>
 #include <memlens/runtime.hpp>
 
 using namespace memlens;

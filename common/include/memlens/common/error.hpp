@@ -10,6 +10,8 @@ class Error : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 // Device selection or device mismatch (also a device name that does not parse).
-class DeviceError : public Error { using Error::Error; };
+class DeviceError : public Error {
+  using Error::Error;
+};
 
 }  // namespace memlens

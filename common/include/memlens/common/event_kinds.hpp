@@ -1,7 +1,7 @@
 #pragma once
 // The kinds of things that happen to memory, and the small enums they carry. The runtime
 // emits these, the trace stores them and the analyses read them: one vocabulary, no
-// mapping between parts. The fields of each kind are in memlens/profiler/event.hpp.
+// mapping between parts. The fields of each kind are in memlens/trace/event.hpp.
 #include <cstddef>
 #include <cstdint>
 #include <string_view>
@@ -21,9 +21,9 @@ enum class EventKind : std::uint8_t {
   Op,                // an operator ran
   ScopeBegin,        // user annotation ("forward")
   ScopeEnd,
-  Step,              // iteration boundary
-  Category,          // a storage's role changed
-  AllocRetry,        // the allocator freed its cache to retry a request
+  Step,        // iteration boundary
+  Category,    // a storage's role changed
+  AllocRetry,  // the allocator freed its cache to retry a request
 };
 inline constexpr std::size_t kEventKindCount = 15;
 static_assert(static_cast<std::size_t>(EventKind::AllocRetry) == kEventKindCount, "kinds are numbered 1..count");
@@ -34,15 +34,25 @@ std::string_view kind_name(EventKind k);  // "alloc", "free_requested", ...
 // parameter's .grad; AutogradDetail a gradient in flight inside backward (an op's
 // gradient on its way to the next node); Temporary what an op or a backward function
 // allocates and frees within itself.
-enum class Category : std::uint8_t {
-  Unknown, Parameter, Gradient, OptimizerState, Activation, Temporary, Input, AutogradDetail
-};
+enum class Category : std::uint8_t { Unknown, Parameter, Gradient, OptimizerState, Activation, Temporary, Input, AutogradDetail };
 inline constexpr std::size_t kCategoryCount = 8;
 static_assert(static_cast<std::size_t>(Category::AutogradDetail) + 1 == kCategoryCount);
 std::string_view category_name(Category c);  // "optimizer_state"
 
 enum class ViewKind : std::uint8_t {
-  View, Reshape, Transpose, Permute, Expand, Squeeze, Unsqueeze, Narrow, Select, Slice, Diagonal, Detach, Index
+  View,
+  Reshape,
+  Transpose,
+  Permute,
+  Expand,
+  Squeeze,
+  Unsqueeze,
+  Narrow,
+  Select,
+  Slice,
+  Diagonal,
+  Detach,
+  Index
 };
 inline constexpr std::size_t kViewKindCount = 13;
 static_assert(static_cast<std::size_t>(ViewKind::Index) + 1 == kViewKindCount);

@@ -20,6 +20,8 @@ class MappedFile {
   MappedFile() = default;
   // Throws FileError.
   explicit MappedFile(const std::string& path);
+  // Maps the open file `fd` as it is now (the caller keeps and closes it); `name` in errors.
+  MappedFile(int fd, const std::string& name);
   ~MappedFile();
   MappedFile(MappedFile&& o) noexcept;
   MappedFile& operator=(MappedFile&& o) noexcept;

@@ -43,10 +43,10 @@ struct PyValue {
   std::uint32_t length = 0;  // String and Bytes: bytes of text
   union {
     bool boolean;
-    std::int64_t integer;     // as_u64() when unsigned64
+    std::int64_t integer;  // as_u64() when unsigned64
     double real;
-    const char* chars;        // String (UTF-8) and Bytes, owned by the document
-    PyContainer* container;   // List, Tuple and Dict; never null
+    const char* chars;       // String (UTF-8) and Bytes, owned by the document
+    PyContainer* container;  // List, Tuple and Dict; never null
   };
   PyValue() : integer(0) {}
 
@@ -85,7 +85,7 @@ class PyDocument {
   std::size_t container_count() const { return containers_.size(); }
 
  private:
-  PyValue* make(PyValue::Kind k);                   // a container kind gets an empty container
+  PyValue* make(PyValue::Kind k);  // a container kind gets an empty container
   PyValue* make_text(PyValue::Kind k, std::string_view text);
   // The items of `v` to change: copied first when shared.
   std::vector<const PyValue*>& change(PyValue* v);
@@ -95,7 +95,7 @@ class PyDocument {
 
   std::deque<PyValue> values_;  // stable addresses
   std::deque<PyContainer> containers_;
-  std::vector<PyContainer*> spare_;  // recycled containers
+  std::vector<PyContainer*> spare_;                   // recycled containers
   std::vector<std::unique_ptr<char[]>> text_blocks_;  // text, copied out of the input
   char* text_at_ = nullptr;
   std::size_t text_left_ = 0;

@@ -1,0 +1,124 @@
+// The pass: reads the trace once, keeps LiveMemory current, feeds every analysis, then
+// gathers the sections' findings into one list (findings.cpp).
+#include "memlens/analysis/analyze.hpp"
+
+#include <absl/container/flat_hash_map.h>
+
+#include <algorithm>
+#include <array>
+
+#include "analyses.hpp"
+#include "site_table.hpp"
+#include "memlens/common/byte_text.hpp"
+
+namespace memlens::analysis {
+
+using profiler::Event;
+using profiler::EventKind;
+
+std::string bytes_text(std::uint64_t bytes) { return format_bytes(static_cast<std::int64_t>(bytes)); }
+
+std::string_view finding_kind_name(FindingKind k) {
+  switch (k) {
+    case FindingKind::Leak:
+      return "leak";
+    case FindingKind::Growth:
+      return "growth";
+    case FindingKind::Broadcast:
+      return "broadcast";
+    case FindingKind::MaterializedExpand:
+      return "materialized_expand";
+    case FindingKind::LayoutCopy:
+      return "layout_copy";
+    case FindingKind::ResentTransfer:
+      return "resent_transfer";
+    case FindingKind::Churn:
+      return "churn";
+    case FindingKind::Oom:
+      return "oom";
+  }
+  return "?";
+}
+
+const DeviceReport* Report::device(std::string_view name) const {
+  for (const auto& d : devices)
+    if (d.name == name) return &d;
+  return nullptr;
+}
+
+const DeviceReport* Report::main_device() const {
+  const DeviceReport* best = nullptr;
+  for (const auto& d : devices)
+    if (d.name != "cpu" && (!best || d.peak_allocated.allocated > best->peak_allocated.allocated)) best = &d;
+  return best ? best : device("cpu");
+}
+
+namespace {
+
+std::string sites_note(const profiler::TraceReader& trace) {
+  std::string modules;
+  for (const std::string& m : trace.modules_without_lines()) modules += (modules.empty() ? "" : ", ") + m;
+  if (modules.empty()) return "";
+  return "sites in " + modules +
+         " are <unknown>: no line tables (built without -g); build with -g, e.g. CMAKE_BUILD_TYPE=RelWithDebInfo";
+}
+
+}  // namespace
+
+Report analyze(const profiler::TraceReader& trace, const AnalysisOptions& options, const Progress& progress) {
+  Report r;
+  r.program = trace.header().program;
+  r.pid = trace.header().pid;
+  r.notes = trace.header().notes;
+  r.ends_mid_run = trace.header().ends_mid_run;
+
+  LiveMemory live(trace.header().devices.size());
+  PassState s{trace, options, live};
+  SiteTable sites(trace, r.sites);
+  std::vector<std::unique_ptr<Analysis>> analyses;
+  // Order matters at finish: fragmentation reads the devices the peak analysis wrote.
+  for (auto make : {make_peak_analysis, make_leak_analysis, make_broadcast_analysis, make_contiguity_analysis,
+                    make_transfer_analysis, make_churn_analysis, make_fragmentation_analysis, make_timeline_analysis})
+    analyses.push_back(make());
+  // Per kind, the analyses that read it, in the order above.
+  std::array<std::vector<Analysis*>, profiler::kEventKindCount + 1> before, after;
+  for (std::size_t k = 0; k < before.size(); ++k)
+    for (auto& a : analyses) {
+      if (a->before_kinds() >> k & 1) before[k].push_back(a.get());
+      if (a->after_kinds() >> k & 1) after[k].push_back(a.get());
+    }
+
+  std::uint64_t total = 0;
+  for (const auto& c : trace.chunks()) total += c.count;
+  std::uint64_t last_time = 0;
+  bool first = true;
+  trace.for_each([&](const Event& e) {
+    if (first) s.first_time_ns = e.time_ns, first = false;
+    last_time = std::max(last_time, e.time_ns);
+    s.site = sites.map(e.site());
+    s.block = nullptr;
+    const auto k = static_cast<std::size_t>(e.kind);
+    for (Analysis* a : before[k]) a->before(e, s);
+    s.block = live.apply(e, s.site, s.event_index, s.step);
+    for (Analysis* a : after[k]) a->after(e, s);
+    if (e.kind == EventKind::Step) ++s.step;
+    ++s.event_index;
+    if (progress && (s.event_index & 0xffff) == 0) progress(s.event_index, total);
+  });
+  if (progress) progress(s.event_index, total);
+  r.problem = trace.problem();  // after the pass, which may have met a chunk that does not decode
+  r.events = s.event_index;
+  r.steps = s.step;
+  r.duration_ns = first ? 0 : last_time - s.first_time_ns;
+  for (auto& a : analyses) a->finish(s, r);
+  r.sites_note = sites_note(trace);  // before the stacks: their frames in system libraries are no concern
+  // Stacks are resolved only where a report shows them: at the peaks and the OOMs.
+  StackTable stacks(trace, r.stacks);
+  for (DeviceReport& d : r.devices) stacks.map_all(d.peak_allocated), stacks.map_all(d.peak_reserved);
+  for (OomReport& o : r.fragmentation.ooms) stacks.map_all(o.holding);
+  if (!r.fragmentation.ooms.empty()) replay_ooms(trace, r);
+  gather_findings(r);
+  return r;
+}
+
+}  // namespace memlens::analysis

@@ -1,0 +1,58 @@
+#pragma once
+// The recorder's background thread: drains every thread's ring, turns records into
+// events (ticks into nanoseconds; sites, names and stacks interned) and hands them to the
+// TraceWriter, flushing at least every `flush_interval`, so a program that dies leaves a
+// trace readable up to its last flush.
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <memory>
+#include <mutex>
+#include <thread>
+#include <unordered_map>
+
+#include "memlens/trace/trace_writer.hpp"
+#include "ring_registry.hpp"
+#include "tick_clock.hpp"
+
+namespace memlens::profiler {
+
+class WriterThread {
+ public:
+  // The pause between drains while records keep coming (see run()).
+  static constexpr std::chrono::milliseconds kBusyPause{1};
+
+  explicit WriterThread(RingRegistry& rings) : rings_(rings) {}
+  ~WriterThread() { stop(); }
+  WriterThread(const WriterThread&) = delete;
+  WriterThread& operator=(const WriterThread&) = delete;
+
+  void start(std::unique_ptr<TraceWriter> writer, const TickClock& clock, std::chrono::milliseconds flush_interval);
+  // Drains what is published, writes the footer and closes the file. No-op when stopped.
+  void stop();
+  // Blocks until every record published before the call is in the file.
+  void flush();
+  // A producer's ring is filling: drain soon (cheap when a wake is already pending).
+  void wake() {
+    if (wake_requested_.load(std::memory_order_relaxed) || wake_requested_.exchange(true, std::memory_order_acq_rel)) return;
+    wake_.notify_one();
+  }
+
+ private:
+  void run();
+  std::size_t drain();
+
+  RingRegistry& rings_;
+  std::unique_ptr<TraceWriter> writer_;
+  TickClock clock_;
+  std::chrono::milliseconds flush_interval_{100};
+  std::thread thread_;
+  std::mutex mu_;
+  std::condition_variable wake_, flushed_;
+  std::atomic<bool> wake_requested_{false};
+  bool running_ = false, stop_requested_ = false;
+  std::uint64_t flush_requested_ = 0, flush_done_ = 0;
+  std::unordered_map<const char*, std::uint32_t> name_ids_;  // names have static lifetime: keyed by address
+};
+
+}  // namespace memlens::profiler

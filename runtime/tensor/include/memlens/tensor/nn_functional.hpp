@@ -1,0 +1,48 @@
+#pragma once
+// The functions behind the nn modules (torch.nn.functional). Each keeps for backward what
+// PyTorch's does (layer_norm: input, mean and rstd; dropout: its mask; gelu: its input),
+// so a trace of a model shows the memory the same model holds under PyTorch.
+#include <optional>
+
+#include "memlens/tensor/tensor.hpp"
+
+namespace memlens::nn::functional {
+
+// x W^T + b (b optional), one op under autocast.
+Tensor linear(const Tensor& x, const Tensor& weight, const Tensor& bias = Tensor());
+// Exact GELU, x * Phi(x) (PyTorch's default, approximate='none').
+Tensor gelu(const Tensor& x);
+// x * sigmoid(x).
+Tensor silu(const Tensor& x);
+// Zeroes each element with probability p and scales the rest by 1 / (1 - p); the
+// identity when not training.
+Tensor dropout(const Tensor& x, double p = 0.5, bool training = true);
+// Normalises over the last normalized_shape.size() dims (which must equal
+// normalized_shape), then scales by weight and shifts by bias when they are given.
+Tensor layer_norm(const Tensor& x, const Shape& normalized_shape, const Tensor& weight = Tensor(), const Tensor& bias = Tensor(),
+                  double eps = 1e-5);
+// Rows of weight ([num_embeddings, dim]) picked by indices (int64, any shape): the
+// result is indices' shape followed by dim.
+Tensor embedding(const Tensor& indices, const Tensor& weight);
+// softmax(q k^T / sqrt(d) + mask) v over the last two dims (q, k, v: [batch..., T, d]).
+// attn_mask (bool) marks the positions that take part; is_causal hides every later one.
+// Kept for backward: q, k, v and the probabilities, as PyTorch's math path keeps them;
+// the result is laid out as q is (heads interleaved for [B, H, T, D] views of [B, T, H, D]).
+Tensor scaled_dot_product_attention(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& attn_mask = Tensor(),
+                                    double dropout_p = 0, bool is_causal = false);
+
+// 2-D convolution of x [N, C, H, W] with weight [O, C, kh, kw] (groups 1, square stride
+// and padding), plus bias [O] when given: [N, O, oh, ow].
+Tensor conv2d(const Tensor& x, const Tensor& weight, const Tensor& bias = Tensor(), std::int64_t stride = 1,
+              std::int64_t padding = 0);
+// Square-window pooling over [N, C, H, W]; stride 0 means the kernel size. Max pooling
+// keeps the argmax indices for backward; average pooling counts the padding.
+Tensor max_pool2d(const Tensor& x, std::int64_t kernel, std::int64_t stride = 0, std::int64_t padding = 0);
+Tensor avg_pool2d(const Tensor& x, std::int64_t kernel, std::int64_t stride = 0, std::int64_t padding = 0);
+// Batch normalisation over every dim but dim 1 (channels). Training: the batch's
+// statistics, and running_mean/running_var (when given) move towards them by momentum
+// (the variance unbiased); evaluation: the running statistics.
+Tensor batch_norm(const Tensor& x, const Tensor& running_mean, const Tensor& running_var, const Tensor& weight = Tensor(),
+                  const Tensor& bias = Tensor(), bool training = true, double momentum = 0.1, double eps = 1e-5);
+
+}  // namespace memlens::nn::functional

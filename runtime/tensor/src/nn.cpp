@@ -1,0 +1,343 @@
+#include "memlens/tensor/nn.hpp"
+
+#include <cmath>
+
+#include "memlens/tensor/autograd.hpp"
+#include "memlens/tensor/nn_functional.hpp"
+#include "autocast.hpp"
+#include "tensor_internal.hpp"
+
+namespace memlens::nn {
+
+std::vector<Tensor> Module::parameters() const {
+  MEMLENS_API_ENTRY();
+  std::vector<Tensor> out;
+  for (auto& [name, p] : named_parameters()) out.push_back(p);
+  return out;
+}
+
+std::vector<std::pair<std::string, Tensor>> Module::named_parameters() const {
+  MEMLENS_API_ENTRY();
+  std::vector<std::pair<std::string, Tensor>> out = params_;
+  for (auto& [prefix, child] : children_)
+    for (auto& [name, p] : child->named_parameters()) out.emplace_back(prefix + "." + name, p);
+  return out;
+}
+
+void Module::zero_grad() {
+  MEMLENS_API_ENTRY();
+  for (auto& p : parameters()) p.set_grad(Tensor());
+}
+
+void Module::to(const Device& d) {
+  MEMLENS_API_ENTRY();
+  NoGradGuard guard;
+  // Swap the storage under the same TensorImpl (PyTorch's `param.data = ...`), so every
+  // handle to it, e.g. Linear::weight, sees the moved data.
+  auto move = [&](Tensor& t, bool parameter) {
+    Tensor moved = t.to(d);
+    if (moved.is_same(t)) return;
+    TensorImpl* impl = t.unsafe_impl();
+    impl->storage = moved.storage();
+    impl->strides = moved.strides();
+    impl->offset = moved.storage_offset();
+    impl->grad = nullptr;
+    if (parameter) detail::emit_category(t, instrument::Category::Parameter);  // the new storage is a parameter too
+  };
+  for (auto& [name, p] : params_) move(p, true);
+  for (auto& [name, b] : buffers_) move(b, false);
+  for (auto& [name, child] : children_) child->to(d);
+}
+
+Tensor& Module::register_buffer(std::string name, Tensor t) {
+  MEMLENS_API_ENTRY();
+  buffers_.emplace_back(std::move(name), std::move(t));
+  return buffers_.back().second;
+}
+
+void Module::train(bool on) {
+  training_ = on;
+  for (auto& [name, child] : children_) child->train(on);
+}
+
+Tensor& Module::register_parameter(std::string name, Tensor t) {
+  MEMLENS_API_ENTRY();
+  t.requires_grad_(true);
+  detail::emit_category(t, instrument::Category::Parameter);
+  params_.emplace_back(std::move(name), std::move(t));
+  return params_.back().second;
+}
+
+void Module::register_module(std::string name, std::shared_ptr<Module> m) {
+  MEMLENS_API_ENTRY();
+  children_.emplace_back(std::move(name), std::move(m));
+}
+
+Linear::Linear(std::int64_t in, std::int64_t out, bool with_bias) : Module(Library{}) {
+  double bound = 1.0 / std::sqrt(static_cast<double>(in));
+  {
+    NoGradGuard guard;
+    weight = rand({out, in}) * (2 * bound) - bound;
+    if (with_bias) bias = rand({out}) * (2 * bound) - bound;
+  }
+  register_parameter("weight", weight);
+  if (with_bias) register_parameter("bias", bias);
+}
+
+Tensor Module::operator()(const Tensor& x) {
+  MEMLENS_API_ENTRY();
+  if (library_) return forward(x);
+  instrument::UserCode user;
+  return forward(x);
+}
+
+Tensor Linear::forward(const Tensor& x) {
+  MEMLENS_API_ENTRY();
+  return functional::linear(x, weight, bias);
+}
+
+Tensor GELU::forward(const Tensor& x) {
+  MEMLENS_API_ENTRY();
+  return functional::gelu(x);
+}
+Tensor SiLU::forward(const Tensor& x) {
+  MEMLENS_API_ENTRY();
+  return functional::silu(x);
+}
+Tensor Softmax::forward(const Tensor& x) {
+  MEMLENS_API_ENTRY();
+  return softmax(x, dim_);
+}
+Tensor LogSoftmax::forward(const Tensor& x) {
+  MEMLENS_API_ENTRY();
+  return log_softmax(x, dim_);
+}
+
+Dropout::Dropout(double p) : Module(Library{}), p_(p) {
+  if (!(p >= 0 && p <= 1)) throw Error("dropout probability has to be between 0 and 1, but got " + std::to_string(p));
+}
+
+Tensor Dropout::forward(const Tensor& x) {
+  MEMLENS_API_ENTRY();
+  return functional::dropout(x, p_, is_training());
+}
+
+Embedding::Embedding(std::int64_t num_embeddings, std::int64_t dim) : Module(Library{}) {
+  if (num_embeddings < 1 || dim < 1) throw ShapeError("Embedding: num_embeddings and dim must be positive");
+  {
+    NoGradGuard guard;
+    weight = randn({num_embeddings, dim});
+  }
+  register_parameter("weight", weight);
+}
+
+Tensor Embedding::forward(const Tensor& indices) {
+  MEMLENS_API_ENTRY();
+  return functional::embedding(indices, weight);
+}
+
+LayerNorm::LayerNorm(Shape normalized_shape, double eps, bool elementwise_affine)
+    : Module(Library{}), shape_(std::move(normalized_shape)), eps_(eps) {
+  if (shape_.empty()) throw ShapeError("LayerNorm: normalized_shape must name at least one dim");
+  if (!elementwise_affine) return;
+  {
+    NoGradGuard guard;
+    weight = ones(shape_);
+    bias = zeros(shape_);
+  }
+  register_parameter("weight", weight);
+  register_parameter("bias", bias);
+}
+
+Tensor LayerNorm::forward(const Tensor& x) {
+  MEMLENS_API_ENTRY();
+  return functional::layer_norm(x, shape_, weight, bias, eps_);
+}
+
+Conv2d::Conv2d(std::int64_t in, std::int64_t out, std::int64_t kernel, std::int64_t stride, std::int64_t padding, bool with_bias)
+    : Module(Library{}), stride_(stride), padding_(padding) {
+  if (in < 1 || out < 1 || kernel < 1) throw ShapeError("Conv2d: channels and kernel size must be positive");
+  double bound = 1.0 / std::sqrt(static_cast<double>(in * kernel * kernel));
+  {
+    NoGradGuard guard;
+    weight = rand({out, in, kernel, kernel}) * (2 * bound) - bound;
+    if (with_bias) bias = rand({out}) * (2 * bound) - bound;
+  }
+  register_parameter("weight", weight);
+  if (with_bias) register_parameter("bias", bias);
+}
+
+Tensor Conv2d::forward(const Tensor& x) {
+  MEMLENS_API_ENTRY();
+  return functional::conv2d(x, weight, bias, stride_, padding_);
+}
+
+Tensor MaxPool2d::forward(const Tensor& x) {
+  MEMLENS_API_ENTRY();
+  return functional::max_pool2d(x, kernel_, stride_, padding_);
+}
+
+Tensor AvgPool2d::forward(const Tensor& x) {
+  MEMLENS_API_ENTRY();
+  return functional::avg_pool2d(x, kernel_, stride_, padding_);
+}
+
+BatchNorm2d::BatchNorm2d(std::int64_t channels, double eps, double momentum) : Module(Library{}), eps_(eps), momentum_(momentum) {
+  if (channels < 1) throw ShapeError("BatchNorm2d: channels must be positive");
+  {
+    NoGradGuard guard;
+    weight = ones({channels});
+    bias = zeros({channels});
+    running_mean = zeros({channels});
+    running_var = ones({channels});
+  }
+  register_parameter("weight", weight);
+  register_parameter("bias", bias);
+  register_buffer("running_mean", running_mean);
+  register_buffer("running_var", running_var);
+}
+
+Tensor BatchNorm2d::forward(const Tensor& x) {
+  MEMLENS_API_ENTRY();
+  if (x.dim() != 4) throw ShapeError("BatchNorm2d: expected 4D input (got " + std::to_string(x.dim()) + "D input)");
+  return functional::batch_norm(x, running_mean, running_var, weight, bias, is_training(), momentum_, eps_);
+}
+
+double clip_grad_norm_(const std::vector<Tensor>& parameters, double max_norm, double norm_type) {
+  MEMLENS_API_ENTRY();
+  NoGradGuard guard;
+  double total = 0;
+  const bool inf = std::isinf(norm_type);
+  for (const Tensor& p : parameters) {
+    Tensor g = p.grad();
+    if (!g.defined()) continue;
+    double n = inf ? g.abs().max().item<double>() : g.abs().pow(norm_type).sum().item<double>();
+    total = inf ? std::max(total, n) : total + n;
+  }
+  if (!inf) total = std::pow(total, 1 / norm_type);
+  double coef = max_norm / (total + 1e-6);
+  if (coef < 1)
+    for (const Tensor& p : parameters)
+      if (Tensor g = p.grad(); g.defined()) g.mul_(coef);
+  return total;
+}
+
+Sequential::Sequential(std::initializer_list<std::shared_ptr<Module>> modules) : Module(Library{}) {
+  for (auto& m : modules) push_back(m);
+}
+
+Sequential& Sequential::push_back(std::shared_ptr<Module> m) {
+  register_module(std::to_string(layers_.size()), m);
+  layers_.push_back(std::move(m));
+  return *this;
+}
+
+Tensor Sequential::forward(const Tensor& x) {
+  MEMLENS_API_ENTRY();
+  Tensor h = x;
+  for (auto& m : layers_) h = (*m)(h);  // a module the user wrote runs as user code
+  return h;
+}
+
+namespace init {
+namespace {
+// fan_in and fan_out of a weight [out, in, kernel...], as torch.nn.init computes them.
+std::pair<double, double> fans(const Tensor& t) {
+  if (t.dim() < 2) throw ShapeError("Fan in and fan out can not be computed for tensor with fewer than 2 dimensions");
+  double receptive = 1;
+  for (std::int64_t d = 2; d < t.dim(); ++d) receptive *= static_cast<double>(t.size(d));
+  return {static_cast<double>(t.size(1)) * receptive, static_cast<double>(t.size(0)) * receptive};
+}
+}  // namespace
+
+Tensor& kaiming_uniform_(Tensor& t, double a) {
+  MEMLENS_API_ENTRY();
+  NoGradGuard guard;
+  double bound = std::sqrt(2.0 / (1 + a * a)) * std::sqrt(3.0 / fans(t).first);
+  return t.uniform_(-bound, bound);
+}
+
+Tensor& xavier_uniform_(Tensor& t, double gain) {
+  MEMLENS_API_ENTRY();
+  NoGradGuard guard;
+  auto [in, out] = fans(t);
+  double bound = gain * std::sqrt(6.0 / (in + out));
+  return t.uniform_(-bound, bound);
+}
+
+Tensor& zeros_(Tensor& t) {
+  MEMLENS_API_ENTRY();
+  NoGradGuard guard;
+  return t.zero_();
+}
+
+Tensor& ones_(Tensor& t) {
+  MEMLENS_API_ENTRY();
+  NoGradGuard guard;
+  return t.fill_(1);
+}
+}  // namespace init
+
+Tensor NLLLoss::operator()(const Tensor& log_probs, const Tensor& target) const {
+  MEMLENS_API_ENTRY();
+  if (log_probs.dim() != 2) throw ShapeError("NLLLoss: expected input of shape (N, C), got " + shape_str(log_probs.sizes()));
+  if (target.dtype() != kInt64 || target.sizes() != Shape{log_probs.size(0)})
+    throw TypeError("NLLLoss: expected target of dtype int64 and shape [" + std::to_string(log_probs.size(0)) + "]");
+  if (target.numel() > 0 && (target.min().item<std::int64_t>() < 0 || target.max().item<std::int64_t>() >= log_probs.size(1)))
+    throw IndexError("NLLLoss: Target is out of bounds (" + std::to_string(log_probs.size(1)) + " classes).");
+  return -log_probs.gather(1, target.unsqueeze(1)).sum() / static_cast<double>(std::max<std::int64_t>(log_probs.size(0), 1));
+}
+
+Tensor BCEWithLogitsLoss::operator()(const Tensor& logits, const Tensor& target) const {
+  MEMLENS_API_ENTRY();
+  if (logits.sizes() != target.sizes())
+    throw ShapeError("Target size (" + shape_str(target.sizes()) + ") must be the same as input size (" +
+                     shape_str(logits.sizes()) + ")");
+  return (logits.clamp(0) - logits * target + ((-logits.abs()).exp() + 1).log()).mean();
+}
+
+Tensor MSELoss::operator()(const Tensor& input, const Tensor& target) const {
+  MEMLENS_API_ENTRY();
+  if (autocast::is_enabled()) {  // a loss runs in float32
+    Tensor in = autocast::to_float(input), t = autocast::to_float(target);
+    autocast::Suspend cast;
+    return (*this)(in, t);
+  }
+  if (input.sizes() != target.sizes())
+    throw ShapeError("MSELoss: input size " + shape_str(input.sizes()) + " and target size " + shape_str(target.sizes()) +
+                     " differ; broadcasting them would compare every pair");
+  return (input - target).pow(2).mean();
+}
+
+Tensor CrossEntropyLoss::operator()(const Tensor& logits, const Tensor& target) const {
+  MEMLENS_API_ENTRY();
+  if (logits.dim() != 1 && logits.dim() != 2)
+    throw ShapeError("CrossEntropyLoss: expected logits of shape (N, C) or (C), got " + shape_str(logits.sizes()));
+  const bool batched = logits.dim() == 2;
+  const std::int64_t class_dim = batched ? 1 : 0, classes = logits.size(class_dim);
+  const double rows = batched ? static_cast<double>(logits.size(0)) : 1.0;
+  // Class probabilities (a float target of the logits' shape): -sum(p * log_softmax), averaged over rows.
+  if (target.is_floating_point() && target.sizes() == logits.sizes())
+    return -(target * log_softmax(logits, class_dim)).sum() / rows;
+  if (target.dtype() != kInt64)
+    throw TypeError(
+        "CrossEntropyLoss: expected target of dtype int64 (class indices) or class probabilities of the "
+        "logits' shape, got " +
+        std::string(type_name(target.dtype())) + " " + shape_str(target.sizes()));
+  Shape want = batched ? Shape{logits.size(0)} : Shape{};
+  if (target.sizes() != want)
+    throw ShapeError("CrossEntropyLoss: expected target of shape " + shape_str(want) + ", got " + shape_str(target.sizes()));
+  if (target.numel() > 0) {
+    std::int64_t lo = target.min().item<std::int64_t>(), hi = target.max().item<std::int64_t>();
+    if (lo < 0 || hi >= classes)
+      throw IndexError("CrossEntropyLoss: Target " + std::to_string(lo < 0 ? lo : hi) + " is out of bounds (" +
+                       std::to_string(classes) + " classes).");
+  }
+  // The target's log-probability picked from each row, as PyTorch's nll_loss does: no
+  // batch-by-classes one-hot is ever built.
+  Tensor logp = log_softmax(batched ? logits : logits.unsqueeze(0), 1);
+  Tensor picked = logp.gather(1, (batched ? target : target.reshape({1})).unsqueeze(1));
+  return -picked.sum() / rows;
+}
+
+}  // namespace memlens::nn
