@@ -514,3 +514,19 @@ TEST_CASE("memory_at from checkpoints: the same state as a replay from the start
   MemoryAt last = index.at(end);
   CHECK(last.devices[0].segments[0].blocks.size() == 50);  // the 50 not yet freed
 }
+
+TEST_CASE("a block of 2^64-1 bytes is reported, not a crash: the timeline's bars in floating point", "[hostile]") {
+  // A hostile trace's sizes are any 64-bit number: 8 * m and top + 1 overflowed (SIGFPE).
+  TraceBuilder t("huge-block");
+  auto site = t.site(12);
+  t.segment(0x1000, UINT64_MAX);
+  t.alloc(0x1000, UINT64_MAX, site);
+  t.free(0x1000, UINT64_MAX);
+  Report r = analyze(t.read());
+  RenderOptions timeline;
+  timeline.sections = {Section::Timeline};
+  std::string text;
+  REQUIRE_NOTHROW(text = render_text({r}, timeline));
+  CHECK_THAT(text, Catch::Contains("sim:0 allocated, 0 to 16777216.00 TiB: "));
+  CHECK_THAT(text, Catch::Contains("█"));  // the block's bucket is the highest
+}

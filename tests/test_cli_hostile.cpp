@@ -67,6 +67,26 @@ TEST_CASE("memlens refuses to write over its own input, also through links", "[c
   fs::remove(sym), fs::remove(hard), fs::remove(in);
 }
 
+TEST_CASE("the history file and a file a failed record names are inputs too, never overwritten", "[cli][hostile]") {
+  // check --against-history reads the history: --junit must not write XML over it.
+  std::string db = temp("history-victim.sqlite");
+  write_bytes(db, "a history file");
+  Run r = run("check " + quote(lr()) + " --against-history --db " + quote(db) + " --junit " + quote(db));
+  INFO(r.out);
+  CHECK(r.status == 2);
+  CHECK(r.out == "memlens: --junit " + db + ": is an input of this command; refusing to overwrite it\n");
+  CHECK(slurp(db) == "a history file");
+  // A program that cannot start leaves the file -o names as it was.
+  std::string kept = temp("record-victim.txt");
+  write_bytes(kept, "the old content");
+  r = run("record -o " + quote(kept) + " -- /no-such-program");
+  INFO(r.out);
+  CHECK(r.status == 2);
+  CHECK(r.out == "memlens: record: cannot run /no-such-program: No such file or directory\n");
+  CHECK(slurp(kept) == "the old content");
+  fs::remove(db), fs::remove(kept);
+}
+
 TEST_CASE("memlens writes outputs whole or not at all", "[cli][hostile]") {
   std::string junk = temp("not-a-trace.memtrace"), out = temp("kept.txt");
   write_bytes(junk, "not a trace at all");

@@ -204,3 +204,11 @@ TEST_CASE("pin_memory: a CPU tensor in pinned memory, cached in power-of-two blo
   (w.pin_memory() * 2).sum().backward();
   CHECK(w.grad().toString() == "tensor([2., 2., 2.])");
 }
+
+TEST_CASE("format_bytes takes every int64, the most negative too") {
+  CHECK(format_bytes(INT64_MIN) == "-8388608.00 TiB");  // 2^63 bytes: its negation does not fit an int64
+  CHECK(format_bytes(INT64_MAX) == "8388608.00 TiB");
+  CHECK(format_bytes(-1536) == "-1.50 KiB");
+  CHECK(format_byte_count(UINT64_MAX) == "16777216.00 TiB");
+  CHECK(format_byte_count(1023) == "1023 B");
+}

@@ -50,7 +50,8 @@ class CheckCommand final : public Command {
     const std::size_t last_runs = count_flag("--history-runs", history_runs_, 1, 100000);
     const AnalysisOptions options = flags_.options();
     std::optional<OutputFile> junit_out;
-    if (!junit_.empty()) junit_out.emplace(junit_, std::vector<std::string>{file_, baseline_}, "--junit");
+    if (!junit_.empty())
+      junit_out.emplace(junit_, std::vector<std::string>{file_, baseline_, against_history_ ? history_db_ : ""}, "--junit");
     Report r = load_trace(file_, options, flags_.import).report;
     std::vector<CheckVerdict> verdicts;
     try {

@@ -18,7 +18,10 @@ RecordOutcome record_program(const RecordRequest& r) {
   if (r.command.empty()) throw UsageError("record: no program given (usage: memlens record [-o FILE] -- PROGRAM ARGS...)");
   RecordOutcome out;
   out.trace = r.output.empty() ? "memlens-" + std::filesystem::path(r.command[0]).filename().string() + ".memtrace" : r.output;
-  // The trace must be writable before the program runs for minutes.
+  // The trace must be writable before the program runs for minutes. A file that was there
+  // is left as it is if the program cannot even start.
+  std::error_code ec;
+  const bool existed = std::filesystem::exists(out.trace, ec);
   int probe = ::open(out.trace.c_str(), O_WRONLY | O_CREAT, 0644);
   if (probe < 0) throw UsageError(out.trace + ": cannot write the trace: " + std::strerror(errno));
   ::close(probe);
@@ -63,7 +66,7 @@ RecordOutcome record_program(const RecordRequest& r) {
   sigaction(SIGINT, &old_int, nullptr);
   sigaction(SIGQUIT, &old_quit, nullptr);
   if (exec_failed) {
-    std::filesystem::remove(out.trace);
+    if (!existed) std::filesystem::remove(out.trace, ec);
     throw UsageError("record: cannot run " + r.command[0] + ": " + std::strerror(exec_errno));
   }
   if (WIFEXITED(status)) {

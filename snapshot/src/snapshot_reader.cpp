@@ -105,7 +105,7 @@ class SnapshotReader {
 
   DeviceState& device(std::size_t d, const std::string& where) {
     if (d >= kMaxDevices)
-      bad(where, "device " + std::to_string(d) + " out of range (at most " + std::to_string(kMaxDevices) + ")");
+      bad(where, "device " + std::to_string(d) + " out of range (at most " + std::to_string(kMaxDevices - 1) + ")");
     if (d >= devices_.size()) devices_.resize(d + 1);
     return devices_[d];
   }

@@ -16,7 +16,7 @@ namespace memlens::analysis {
 using profiler::Event;
 using profiler::EventKind;
 
-std::string bytes_text(std::uint64_t bytes) { return format_bytes(static_cast<std::int64_t>(bytes)); }
+std::string bytes_text(std::uint64_t bytes) { return format_byte_count(bytes); }
 
 std::string_view finding_kind_name(FindingKind k) {
   switch (k) {

@@ -338,7 +338,9 @@ class Layout {
       for (std::size_t i = 0; i < w; ++i) {
         std::uint64_t m = 0;
         for (std::size_t j = i * n / w; j < (i + 1) * n / w; ++j) m = std::max(m, ts.buckets[j].allocated_max);
-        line += bars[top ? std::min<std::uint64_t>(7, m * 8 / (top + 1)) : 0];
+        // In floating point: m * 8 and top + 1 overflow for a block of 2^64-1 bytes.
+        const double level = top ? 8.0 * static_cast<double>(m) / (static_cast<double>(top) + 1.0) : 0;
+        line += bars[std::min<std::uint64_t>(7, static_cast<std::uint64_t>(level))];
       }
       b.parts.push_back({device_name(ts.device) + " allocated, 0 to " + bytes_text(top) + ": " + line, {}, false});
     }
