@@ -50,10 +50,10 @@ log() { cat "$logs/$1.log"; }
 
 say "memlens gpu-check of $(cat "$here/share/commit"), $(date -u +%FT%TZ)"
 say "GPU: $( (nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader || echo "nvidia-smi fails or is missing") 2>/dev/null | head -1)"
-torch_line=$(python3 -c 'import torch; print(torch.__version__, "CUDA", torch.version.cuda, "GPU" if torch.cuda.is_available() else "no GPU")' 2>&1 | tail -1)
+torch_line=$(python3 -c 'import torch; print(torch.__version__, "CUDA", torch.version.cuda, "GPU available" if torch.cuda.is_available() else "sees no GPU")' 2>&1 | tail -1)
 say "PyTorch: $torch_line"
 has_torch=0
-case $torch_line in *" GPU") has_torch=1 ;; esac
+case $torch_line in *"GPU available") has_torch=1 ;; esac
 
 # ---- every library resolves, every binary starts
 missing=$(for f in "$bin"/* "$here"/lib/*.so; do ldd "$f" 2>&1 | sed -n "s|^\s*\(\S*\) => not found|$(basename "$f"): \1|p"; done)
