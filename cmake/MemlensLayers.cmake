@@ -9,6 +9,7 @@ set(MEMLENS_LAYERS
   "profiler/trace|trace|common"
   "profiler/recorder|recorder|trace,tensor,allocator,common"
   "profiler/cupti||trace,common"
+  "profiler/record_abi|record_abi|trace,common"
   "profiler/analysis|analysis|trace,allocator,common"
   "snapshot|snapshot|trace,common"
   "input|input|snapshot,trace,common"

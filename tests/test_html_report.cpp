@@ -5,6 +5,7 @@
 #include <stb_image.h>
 
 #include <catch2/catch.hpp>
+#include <cstdlib>
 #include <filesystem>
 
 #include "memlens_cli.hpp"
@@ -66,9 +67,17 @@ TEST_CASE("report --format html: one self-contained page that draws in a real br
     for (int i = 0; i < w * h; ++i) k += px[3 * i] == red && px[3 * i + 1] == green && px[3 * i + 2] == blue;
     return k;
   };
+  // Text is anti-aliased, and how many of its pixels come out in the exact colour depends
+  // on the fonts the machine has: its labels are counted within a margin.
+  auto near = [&](int red, int green, int blue) {
+    int k = 0;
+    for (int i = 0; i < w * h; ++i)
+      k += std::abs(px[3 * i] - red) <= 32 && std::abs(px[3 * i + 1] - green) <= 32 && std::abs(px[3 * i + 2] - blue) <= 32;
+    return k;
+  };
   CHECK(count(0x34, 0xa8, 0x53) > 2000);  // activation: the leaked losses' graphs
   CHECK(count(0xff, 0x50, 0x50) > 100);   // the reserved line
-  CHECK(count(0xc8, 0xc8, 0x78) > 100);   // axis labels
+  CHECK(near(0xc8, 0xc8, 0x78) > 150);    // axis labels
   stbi_image_free(px);
   std::filesystem::remove(page);
   std::filesystem::remove(shot);

@@ -42,6 +42,7 @@ RecordOutcome record_program(const RecordRequest& r) {
     if (r.stacks) setenv("MEMLENS_STACKS", "1", 1);
     if (r.stack_depth > 0) setenv("MEMLENS_STACK_DEPTH", std::to_string(r.stack_depth).c_str(), 1);
     if (!r.device.empty()) setenv("MEMLENS_DEVICE", r.device.c_str(), 1);
+    for (const auto& [name, value] : r.environment) setenv(name.c_str(), value.c_str(), 1);
     std::vector<char*> argv;
     for (const auto& a : r.command) argv.push_back(const_cast<char*>(a.c_str()));
     argv.push_back(nullptr);

@@ -5,6 +5,7 @@
 // driver loads the collector named by CUDA_INJECTION64_PATH, which writes to
 // MEMLENS_CUPTI_TRACE.
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace memlens::cli {
@@ -13,9 +14,10 @@ struct RecordRequest {
   std::vector<std::string> command;  // program and its arguments
   std::string output;                // "" = memlens-PROGRAM.memtrace
   bool stacks = false;
-  int stack_depth = 0;        // 0 = the recorder's default
-  std::string device;         // "" = the program's default
-  std::string cupti_library;  // set: record through CUPTI, injecting this library
+  int stack_depth = 0;                                           // 0 = the recorder's default
+  std::string device;                                            // "" = the program's default
+  std::string cupti_library;                                     // set: record through CUPTI, injecting this library
+  std::vector<std::pair<std::string, std::string>> environment;  // more variables for the program
 };
 
 struct RecordOutcome {

@@ -5,7 +5,9 @@
 
 #include "command.hpp"
 #include "exit_codes.hpp"
+#include "installed_file.hpp"
 #include "memlens/analysis/report.hpp"
+#include "python_program.hpp"
 #include "record.hpp"
 #include "trace_input.hpp"
 
@@ -15,21 +17,53 @@ namespace {
 
 using namespace memlens::analysis;
 
-// The CUPTI collector: in this build tree, else where it is installed, relative to this
-// command.
 std::string cupti_library() {
-  std::error_code ec;
-  auto self = std::filesystem::read_symlink("/proc/self/exe", ec).parent_path();
-  for (std::filesystem::path candidate : {std::filesystem::path(MEMLENS_CUPTI_BUILD_PATH), self / MEMLENS_CUPTI_INSTALL_PATH})
-    if (!std::string(MEMLENS_CUPTI_BUILD_PATH).empty() && std::filesystem::exists(candidate, ec))
-      return candidate.lexically_normal();
-  throw UsageError("record: --cupti needs libmemlens_cupti.so, which this build does not have (no CUDA toolkit with CUPTI)");
+  std::string found = installed_file(MEMLENS_CUPTI_BUILD_PATH, MEMLENS_CUPTI_INSTALL_PATH);
+  if (found.empty())
+    throw UsageError("record: --cupti needs libmemlens_cupti.so, which this build does not have (no CUDA toolkit with CUPTI)");
+  return found;
+}
+
+// The script a Python command runs (its first word after the interpreter's options), for
+// the trace's default name.
+std::string python_script(const std::vector<std::string>& command) {
+  for (std::size_t i = 1; i < command.size(); ++i) {
+    const std::string& a = command[i];
+    if (a == "-m" && i + 1 < command.size()) return command[i + 1];
+    if (a == "-c") return "python";
+    if (a == "-X" || a == "-W") ++i;
+    else if (a.empty() || a[0] != '-') return std::filesystem::path(a).stem().string();
+  }
+  return "python";
+}
+
+// The traces the ranks of a torch.distributed program wrote beside `trace` during this
+// recording (run.memtrace: run.rank0.memtrace, run.rank1.memtrace, ...).
+void print_rank_traces(const std::string& trace, std::filesystem::file_time_type started) {
+  std::filesystem::path base(trace);
+  const std::string extension = base.has_extension() ? base.extension().string() : ".memtrace";
+  std::string list;
+  int ranks = 0;
+  for (;; ++ranks) {
+    std::filesystem::path rank = base;
+    rank.replace_extension(".rank" + std::to_string(ranks) + extension);
+    std::error_code ec;
+    auto written = std::filesystem::last_write_time(rank, ec);
+    if (ec || written < started) break;
+    list += (list.empty() ? "" : ", ") + rank.string();
+  }
+  if (ranks == 0) return;
+  std::filesystem::path pattern = base;
+  pattern.replace_extension(".rank*" + extension);
+  std::printf("memlens: %d ranks recorded: %s; see `memlens report %s`\n", ranks, list.c_str(), pattern.c_str());
 }
 
 class RecordCommand final : public Command {
  public:
   explicit RecordCommand(CLI::App& parent)
-      : Command(parent.add_subcommand("record", "run a program linked with the memlens runtime under the recorder")) {
+      : Command(parent.add_subcommand("record",
+                                      "run a program under the recorder: one linked with the memlens runtime, "
+                                      "a PyTorch script (python3 ...), or any CUDA program (--cupti)")) {
     app_->add_option("-o,--output", request_.output, "trace to write (default memlens-PROGRAM.memtrace)");
     app_->add_flag("--stacks", request_.stacks, "record native stacks on allocations (MEMLENS_STACKS=1)");
     app_->add_option("--stack-depth", request_.stack_depth, "deepest stack recorded (default 32)")->check(CLI::Range(1, 32));
@@ -39,22 +73,36 @@ class RecordCommand final : public Command {
     app_->add_option("command", request_.command, "PROGRAM ARGS... (after --)")->required();
     app_->positionals_at_end();
     app_->footer(
-        "Example: memlens record -o lr.memtrace -- build/samples/linear_regression 100\n"
+        "Examples: memlens record -o lr.memtrace -- build/samples/linear_regression 100\n"
+        "          memlens record -o train.memtrace -- python3 train.py --epochs 2\n"
         "Exits with the program's exit status (128+N when killed by signal N).");
   }
 
   int run() override {
     if (cupti_) request_.cupti_library = cupti_library();
+    std::vector<std::string> shown = request_.command;
+    const std::vector<std::string> python_command = cupti_ ? std::vector<std::string>{} : as_python_command(request_.command);
+    const bool python = !python_command.empty();
+    if (python) {
+      if (request_.output.empty()) request_.output = "memlens-" + python_script(python_command) + ".memtrace";
+      PythonLaunch launch = python_launch(python_command, request_.output);
+      request_.command = launch.command;
+      request_.environment = launch.environment;
+    }
+    const auto started = std::filesystem::file_time_type::clock::now();
     RecordOutcome out = record_program(request_);
     std::error_code ec;
     auto size = std::filesystem::file_size(out.trace, ec);
-    if (ec || size == 0)
-      throw UsageError(request_.command[0] + " (" + out.how + ") wrote no trace to " + out.trace +
-                       ": is it linked with memlens::recorder?");
+    if (ec || size == 0) {
+      if (!ec) std::filesystem::remove(out.trace, ec);  // the empty file record made to check it could write
+      throw UsageError(shown[0] + " (" + out.how + ") wrote no trace to " + out.trace +
+                       (python ? ": did it import torch? (memlens' Python recorder needs PyTorch)"
+                               : ": is it linked with memlens::recorder?"));
+    }
     LoadedTrace t = load_trace(out.trace);
     const Report& r = t.report;
-    std::printf("memlens: recorded %s (%s) to %s: %llu events, %s\n", request_.command[0].c_str(), out.how.c_str(),
-                out.trace.c_str(), static_cast<unsigned long long>(r.events), bytes_text(size).c_str());
+    std::printf("memlens: recorded %s (%s) to %s: %llu events, %s\n", shown[0].c_str(), out.how.c_str(), out.trace.c_str(),
+                static_cast<unsigned long long>(r.events), bytes_text(size).c_str());
     std::string peaks;
     for (const auto& d : r.devices)
       peaks += (peaks.empty() ? "" : "; ") + d.name + " " + bytes_text(d.peak_allocated.allocated) + " allocated, " +
@@ -66,6 +114,7 @@ class RecordCommand final : public Command {
     for (const auto& [k, n] : counts) kinds += (kinds.empty() ? "" : ", ") + std::to_string(n) + " " + k;
     std::printf("memlens: %s; see `memlens report %s`\n", kinds.empty() ? "no findings" : ("findings: " + kinds).c_str(),
                 out.trace.c_str());
+    if (python) print_rank_traces(out.trace, started);
     return out.exit_status;
   }
 

@@ -1,0 +1,244 @@
+// The recorder's C ABI (record_abi.h) over one TraceWriter. A foreign program's events
+// arrive already in order (Python's calls are serialised by the lock here, and the GIL
+// before it), so they are written straight through, without the runtime recorder's
+// per-thread rings; a flush at most every 100 ms keeps a killed program's trace readable.
+#include "memlens/record_abi/record_abi.h"
+
+#include <algorithm>
+#include <chrono>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <unordered_map>
+
+#include "memlens/trace/process_header.hpp"
+#include "memlens/trace/trace_writer.hpp"
+
+namespace {
+
+using namespace memlens::profiler;
+
+constexpr int kAbiVersion = 1;
+constexpr std::uint64_t kFlushIntervalNs = 100'000'000;
+
+std::uint64_t now_ns() {
+  return static_cast<std::uint64_t>(
+      std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch()).count());
+}
+
+struct Recording {
+  std::mutex mu;
+  std::unique_ptr<TraceWriter> writer;
+  std::size_t devices = 0;
+  std::uint64_t last_flush_ns = 0;
+  bool failed = false;
+  std::unordered_map<std::thread::id, std::uint32_t> threads;
+};
+
+Recording& recording() {
+  static Recording* r = new Recording;  // never destroyed: calls may come during interpreter teardown
+  return *r;
+}
+
+thread_local std::string last_error;
+
+int fail(const std::string& what) {
+  last_error = what;
+  return -1;
+}
+
+// Reads a shape (rank, then sizes) from `dims`; deeper than the trace keeps is cut.
+const std::int64_t* read_shape(const std::int64_t* dims, ShapeRecord& out) {
+  const std::int64_t rank = *dims++;
+  out.ndim = static_cast<std::uint8_t>(rank < 0 ? 0 : rank > ShapeRecord::kMaxDims ? ShapeRecord::kMaxDims : rank);
+  for (std::int64_t i = 0; i < rank; ++i)
+    if (i < ShapeRecord::kMaxDims) out.dims[static_cast<std::size_t>(i)] = dims[i];
+  return dims + (rank < 0 ? 0 : rank);
+}
+
+// Runs `fill` on an event of the head filled in and writes it, under the lock; a write
+// that fails ends the trace there (the message is kept for close to report).
+template <class Fields>
+void emit(EventKind kind, std::uint8_t device, const Fields& fields, std::uint64_t time_ns = 0) {
+  Recording& r = recording();
+  std::lock_guard l(r.mu);
+  if (!r.writer || r.failed || device >= r.devices) return;
+  Event e(kind, fields);
+  e.device = device;
+  e.time_ns = time_ns ? time_ns : now_ns();
+  auto [it, fresh] = r.threads.try_emplace(std::this_thread::get_id(), static_cast<std::uint32_t>(r.threads.size()));
+  e.thread = it->second;
+  try {
+    r.writer->write(e);
+    if (e.time_ns - r.last_flush_ns > kFlushIntervalNs) {
+      r.writer->flush();
+      r.last_flush_ns = e.time_ns;
+    }
+  } catch (const std::exception& ex) {
+    last_error = ex.what();
+    r.failed = true;
+  }
+}
+
+template <class Intern>
+std::uint32_t intern(Intern intern_fn) {
+  Recording& r = recording();
+  std::lock_guard l(r.mu);
+  if (!r.writer) return 0;
+  return intern_fn(*r.writer);
+}
+
+}  // namespace
+
+// The library is built with hidden visibility; only these are its interface.
+#pragma GCC visibility push(default)
+extern "C" {
+
+int memlens_abi_version(void) { return kAbiVersion; }
+const char* memlens_abi_error(void) { return last_error.c_str(); }
+
+int memlens_abi_open(const char* path, const char* program, const char* devices, const char* notes) {
+  Recording& r = recording();
+  std::lock_guard l(r.mu);
+  if (r.writer) return fail("a recording is already running");
+  std::vector<DeviceInfo> list;
+  std::string names = devices ? devices : "";
+  for (std::size_t at = 0; at <= names.size();) {
+    std::size_t end = names.find(',', at);
+    if (end == std::string::npos) end = names.size();
+    if (end > at) list.push_back({names.substr(at, end - at), 0});
+    at = end + 1;
+  }
+  if (list.empty() || list.size() > 255) return fail("memlens_abi_open: give 1 to 255 device names");
+  TraceHeader header = process_trace_header("steady_clock_ns", list, notes ? notes : "");
+  if (program && *program) header.program = program;
+  try {
+    r.writer = std::make_unique<TraceWriter>(path, header);
+  } catch (const std::exception& e) {
+    return fail(e.what());
+  }
+  r.devices = list.size();
+  r.failed = false;
+  r.threads.clear();
+  r.last_flush_ns = now_ns();
+  return 0;
+}
+
+int memlens_abi_close(void) {
+  Recording& r = recording();
+  std::lock_guard l(r.mu);
+  if (!r.writer) return 0;
+  bool ok = !r.failed;
+  try {
+    r.writer->close();
+  } catch (const std::exception& e) {
+    if (ok) last_error = e.what();
+    ok = false;
+  }
+  r.writer.reset();
+  return ok ? 0 : -1;
+}
+
+uint32_t memlens_abi_string(const char* s) {
+  return intern([&](TraceWriter& w) { return w.intern_string(s ? s : ""); });
+}
+
+uint32_t memlens_abi_site(const char* file, uint32_t line, const char* function) {
+  return intern(
+      [&](TraceWriter& w) { return w.intern_site(file ? file : "", line, function ? function : "", Language::Python); });
+}
+
+uint32_t memlens_abi_stack(const uint32_t* sites, int depth) {
+  if (depth <= 0) return 0;
+  std::vector<std::uint32_t> ids(sites, sites + depth);
+  return intern([&](TraceWriter& w) { return w.intern_stack(ids); });
+}
+
+void memlens_abi_storage_alloc(uint8_t device, uint64_t address, uint64_t bytes, uint64_t storage, uint8_t category,
+                               uint32_t site, uint32_t stack) {
+  if (category >= memlens::kCategoryCount) category = 0;
+  emit(EventKind::SegmentAlloc, device, SegmentEvent{.address = address, .size = bytes});
+  emit(EventKind::Alloc, device,
+       AllocEvent{.address = address,
+                  .segment = address,
+                  .size = bytes,
+                  .requested = bytes,
+                  .storage = storage,
+                  .category = static_cast<Category>(category),
+                  .site = site,
+                  .stack = stack});
+}
+
+void memlens_abi_storage_free(uint8_t device, uint64_t address, uint64_t bytes, uint64_t storage) {
+  const FreeEvent f{.address = address, .size = bytes, .storage = storage};
+  emit(EventKind::FreeRequested, device, f);
+  emit(EventKind::FreeCompleted, device, f);
+  emit(EventKind::SegmentFree, device, SegmentEvent{.address = address, .size = bytes});
+}
+
+void memlens_abi_category(uint8_t device, uint64_t storage, uint8_t category) {
+  if (category >= memlens::kCategoryCount) return;
+  emit(EventKind::Category, device, CategoryEvent{.storage = storage, .category = static_cast<Category>(category)});
+}
+
+void memlens_abi_op(uint8_t device, uint32_t name, uint32_t site, uint64_t start_ns, uint64_t output_bytes, int broadcast,
+                    int n_inputs, const int64_t* dims) {
+  OpEvent op{};
+  op.name = name;
+  op.site = site;
+  op.bytes = output_bytes;
+  op.broadcast = broadcast != 0;
+  const std::uint64_t end = now_ns();
+  op.duration_ns = end > start_ns ? end - start_ns : 0;
+  dims = read_shape(dims, op.output);
+  for (int i = 0; i < n_inputs; ++i) {
+    ShapeRecord ignored;
+    dims = read_shape(dims, i < static_cast<int>(OpEvent::kMaxInputs) ? op.inputs[static_cast<std::size_t>(i)] : ignored);
+  }
+  op.n_inputs = static_cast<std::uint8_t>(n_inputs < 0 ? 0 : std::min<int>(n_inputs, OpEvent::kMaxInputs));
+  // An op's event is stamped at its start, as the runtime's are.
+  emit(EventKind::Op, device, op, start_ns ? start_ns : end);
+}
+
+void memlens_abi_view(uint8_t device, uint64_t tensor, uint64_t storage, int64_t offset, uint8_t view_kind, uint8_t dtype,
+                      uint32_t site, const int64_t* dims) {
+  if (view_kind >= memlens::kViewKindCount || dtype >= memlens::kScalarTypeCount) return;
+  ViewEvent v{};
+  v.tensor = tensor;
+  v.storage = storage;
+  v.offset = offset;
+  v.view = static_cast<ViewKind>(view_kind);
+  v.dtype = static_cast<memlens::ScalarType>(dtype);
+  v.site = site;
+  const std::int64_t rank = dims[0];
+  read_shape(dims, v.sizes);
+  v.strides.ndim = v.sizes.ndim;
+  for (std::int64_t i = 0; i < rank && i < ShapeRecord::kMaxDims; ++i)
+    v.strides.dims[static_cast<std::size_t>(i)] = dims[1 + rank + i];
+  emit(EventKind::View, device, v);
+}
+
+void memlens_abi_copy(uint8_t dst_device, uint64_t dst_address, uint8_t src_device, uint64_t src_address, uint64_t bytes,
+                      uint8_t reason, uint32_t site) {
+  if (reason >= memlens::kCopyReasonCount) return;
+  emit(EventKind::Copy, dst_device,
+       CopyEvent{.dst_address = dst_address,
+                 .src_address = src_address,
+                 .bytes = bytes,
+                 .src_device = src_device,
+                 .reason = static_cast<CopyReason>(reason),
+                 .site = site});
+}
+
+void memlens_abi_step(uint64_t number) { emit(EventKind::Step, 0, StepEvent{.number = number}); }
+
+void memlens_abi_scope(const char* name, int begin) {
+  const std::uint32_t id = memlens_abi_string(name);
+  emit(begin ? EventKind::ScopeBegin : EventKind::ScopeEnd, 0, ScopeEvent{.name = id});
+}
+
+uint64_t memlens_abi_now_ns(void) { return now_ns(); }
+
+}  // extern "C"
+#pragma GCC visibility pop

@@ -1,0 +1,150 @@
+"""Storage lifetimes, as the dispatch mode sees tensors.
+
+A storage is born when a tensor on memory not seen before comes out of an op (or first
+goes into one: memory made before the recording, or by a path the mode does not see,
+such as torch.from_numpy, is adopted there, as an input). It stays alive while any
+tensor object the recorder has seen on it is alive; when the last one dies, a weak
+reference to the storage itself (PyTorch's StorageWeakRef) says whether C++ still holds
+it (a gradient in `.grad`, an output autograd saved): if so it is polled until it
+expires. So a free is written when the memory is really given back, not when Python
+drops a name.
+"""
+import weakref
+
+from torch.multiprocessing.reductions import StorageWeakRef
+
+from ._vocabulary import CATEGORY
+
+
+def _storage_of(tensor):
+    # untyped_storage() from PyTorch 2.0 on; storage() (a TypedStorage) before it.
+    untyped = getattr(tensor, "untyped_storage", None)
+    return untyped() if untyped is not None else tensor.storage()
+
+
+def _device_key(device):
+    return device.type, device.index if device.index is not None else 0
+
+
+def trace_devices(torch):
+    """The devices a recording lists, in order (the events' device numbers): the CPU, then
+    each CUDA device, counted without starting CUDA."""
+    names = ["cpu"] + ["cuda:%d" % i for i in range(torch.cuda.device_count())]
+    numbers = {("cpu", 0): 0}
+    numbers.update({("cuda", i): 1 + i for i in range(len(names) - 1)})
+    return names, numbers
+
+
+class Storage:
+    __slots__ = ("id", "device", "address", "bytes", "ref", "tensors", "category")
+
+    def __init__(self, sid, device, address, nbytes, ref, category):
+        self.id, self.device, self.address, self.bytes = sid, device, address, nbytes
+        self.ref, self.tensors, self.category = ref, 0, category
+
+
+class Storages:
+    def __init__(self, abi, devices):
+        self._abi = abi
+        self._devices = devices  # (device type, index) -> the trace's device number
+        self._live = {}  # (device index, address) -> Storage
+        self._held = {}  # id(tensor) -> key, for tensors with a finalizer
+        self._suspects = set()  # keys whose tensors are gone but whose storage may live on
+        self._next_id = 1
+
+
+    def see(self, tensor, site=0, stack=0, category=0, fresh=False):
+        """The Storage `tensor` lives on (None for one of no bytes), born now if new; and
+        `tensor` holds it from now on. `born` tells the caller whether it was new. A tensor
+        object already held keeps its storage (one dict lookup), unless `fresh` says an op
+        may have given it other memory (`set_`, `resize_`, an `out=` argument)."""
+        if not fresh:
+            record = self.held(tensor)
+            if record is not None:
+                return record, False
+        device = self._devices.get(_device_key(tensor.device))
+        if device is None:  # meta tensors and devices the trace does not list hold no memory of theirs
+            return None, False
+        storage = _storage_of(tensor)
+        nbytes = storage.nbytes()
+        if nbytes == 0:
+            return None, False
+        key = (device, storage.data_ptr())
+        record = self._live.get(key)
+        born = False
+        if record is not None and record.ref.expired():
+            # The memory was given back and taken again by a new storage.
+            self._free(key, record)
+            record = None
+        if record is None:
+            record = Storage(self._next_id, device, key[1], nbytes, StorageWeakRef(storage), category)
+            self._next_id += 1
+            self._live[key] = record
+            self._abi.memlens_abi_storage_alloc(device, key[1], nbytes, record.id, category, site, stack)
+            born = True
+        self._hold(tensor, key, record)
+        return record, born
+
+    def held(self, tensor):
+        """The Storage of a tensor object seen before, else None."""
+        key = self._held.get(id(tensor))
+        return self._live.get(key) if key is not None else None
+
+    def set_category(self, record, name, only_from=None):
+        """Gives `record` the category `name` (unless it has one outside `only_from`)."""
+        category = CATEGORY[name]
+        if record is None or record.category == category:
+            return
+        if only_from is not None and record.category not in only_from:
+            return
+        record.category = category
+        self._abi.memlens_abi_category(record.device, record.id, category)
+
+    def _hold(self, tensor, key, record):
+        tid = id(tensor)
+        held = self._held.get(tid)
+        if held == key:
+            return
+        if held is not None:  # the same object now on other memory (set_, a swapped .data)
+            self._release(tid, held)
+        self._held[tid] = key
+        record.tensors += 1
+        self._suspects.discard(key)
+        weakref.finalize(tensor, self._release, tid, key).atexit = False
+
+    def _release(self, tid, key):
+        if self._held.get(tid) != key:
+            return
+        del self._held[tid]
+        record = self._live.get(key)
+        if record is None:
+            return
+        record.tensors -= 1
+        if record.tensors == 0:
+            if record.ref.expired():
+                self._free(key, record)
+            else:
+                self._suspects.add(key)
+
+    def poll(self):
+        """Frees the storages whose last holder outside Python has let go."""
+        if not self._suspects:
+            return
+        for key in [k for k in self._suspects if self._live[k].ref.expired()]:
+            self._suspects.discard(key)
+            self._free(key, self._live[key])
+
+    def _free(self, key, record):
+        del self._live[key]
+        self._suspects.discard(key)
+        self._abi.memlens_abi_storage_free(record.device, record.address, record.bytes, record.id)
+
+    def device_number(self, tensor):
+        return self._devices.get(_device_key(tensor.device), 0)
+
+    def live(self):
+        return list(self._live.values())
+
+    def close(self):
+        """Stops watching: finalizers that run later do nothing."""
+        self._held.clear()

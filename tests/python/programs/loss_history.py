@@ -1,0 +1,28 @@
+# Keeps every step's validation loss for a plot later: the tensor, computed outside
+# torch.no_grad() and never backpropagated, so its graph keeps the forward's activations
+# alive, and memory grows step after step.
+import torch
+from torch import nn
+
+
+def main():
+    torch.manual_seed(0)
+    model = nn.Sequential(nn.Linear(64, 256), nn.ReLU(), nn.Linear(256, 1))
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.01)
+    val_x, val_y = torch.randn(512, 64), torch.randn(512, 1)
+    val_losses = []
+
+    for step in range(10):
+        x, target = torch.randn(128, 64), torch.randn(128, 1)
+        optimizer.zero_grad()
+        loss = nn.functional.mse_loss(model(x), target)
+        loss.backward()
+        optimizer.step()
+        val_loss = nn.functional.mse_loss(model(val_x), val_y)  # BUG: growth
+        val_losses.append(val_loss)
+
+    print("last validation loss", val_losses[-1].item())
+
+
+if __name__ == "__main__":
+    main()
