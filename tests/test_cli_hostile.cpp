@@ -195,3 +195,20 @@ TEST_CASE("memlens names a trace once in a warning about a chunk that does not d
   CHECK(r.out.find(path, r.out.find(path) + 1) == std::string::npos);
   fs::remove(path);
 }
+
+TEST_CASE("a recorder that cannot write says so once and lets the program run on", "[cli][hostile]") {
+  // The program linked with the recorder, straight onto a full disk: its run is its own.
+  Run full = run_command("MEMLENS_TRACE=/dev/full " + quote(LINEAR_REGRESSION_BIN) + " 20");
+  INFO(full.out);
+  CHECK(full.status == 0);
+  CHECK(full.out.find("w = ") != std::string::npos);  // it ran to its end
+  std::size_t said = 0;
+  for (std::size_t at = 0; (at = full.out.find("memlens: recording stopped: /dev/full: ", at)) != std::string::npos; ++at) ++said;
+  CHECK(said == 1);
+  CHECK(full.out.find("terminate") == std::string::npos);
+  // memlens record refuses a trace it could never read back, before running anything.
+  Run rec = run("record -o /dev/full -- " + quote(LINEAR_REGRESSION_BIN) + " 20");
+  CHECK(rec.status == 2);
+  CHECK(rec.out == "memlens: /dev/full: not a regular file: give a file to write the trace to\n");
+  CHECK(fs::exists("/dev/full"));
+}

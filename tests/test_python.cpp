@@ -237,3 +237,52 @@ TEST_CASE("recording a Python program: clear errors, no trace left behind", "[py
   CHECK(failing.out.find("ValueError: mine") != std::string::npos);
   CHECK(report_json(trace)["devices"][0]["allocs"] == 1);
 }
+
+TEST_CASE("an installed memlens records a PyTorch program with its own package, no PYTHONPATH set", "[python][package]") {
+  if (!torch_present()) return;
+  const std::string prefix = temp("python-prefix");
+  std::filesystem::remove_all(prefix);
+  Run install = run_command("cmake --install " + quote(MEMLENS_BUILD_DIR) + " --prefix " + quote(prefix));
+  INFO(install.out);
+  REQUIRE(install.status == 0);
+  const std::string package = prefix + "/lib/python3/dist-packages/memlens";
+  CHECK(std::filesystem::exists(package + "/__main__.py"));
+  CHECK(std::filesystem::exists(package + "/_workers/sitecustomize.py"));
+  // The program says where the recorder it runs under comes from: the installed tree.
+  const std::string trace = prefix + "/where.memtrace";
+  Run r = run_command("env -u PYTHONPATH -u MEMLENS_RECORD_ABI " + quote(prefix + "/bin/memlens") + " record -o " + quote(trace) +
+                      " -- " + quote(PYTHON3) +
+                      " -c 'import memlens, memlens._abi as a; print(memlens.__file__); print(a.loaded_path())'");
+  INFO(r.out);
+  REQUIRE(r.status == 0);
+  CHECK(r.out.find(package + "/__init__.py\n") != std::string::npos);
+  CHECK(r.out.find(prefix + "/lib/libmemlens_record_abi.so\n") != std::string::npos);
+  // And python3 -m memlens from there, with the installed package on the path.
+  Run m = run_command("env -u MEMLENS_RECORD_ABI PYTHONPATH=" + quote(prefix + "/lib/python3/dist-packages") + " " +
+                      quote(PYTHON3) + " -m memlens record -o " + quote(trace) + " " +
+                      quote(std::string(PYTHON_TESTS_DIR) + "/programs/linear_regression.py"));
+  INFO(m.out);
+  CHECK(m.status == 0);
+  CHECK(findings_of(trace) == std::multiset<std::string>{"broadcast at linear_regression.py:22"});
+  std::filesystem::remove_all(prefix);
+}
+
+TEST_CASE("backward-pass memory is sited at the forward line whose node made it", "[python]") {
+  if (!torch_present()) return;
+  // In the regression, the loss line's backward (pow and sub) makes [100, 100] float
+  // gradients, 40,000 bytes each: they belong to line 22, not to `loss.backward()` (24).
+  const nlohmann::json t =
+      report_json(recorded_python("linear_regression", std::string(PYTHON_TESTS_DIR) + "/programs/linear_regression.py"));
+  std::uint64_t loss_line = 0, backward_line = 0;
+  for (const auto& s : t["devices"][0]["peak_allocated"]["by_site"]) {
+    const std::string site = s["site"];
+    if (site.ends_with("linear_regression.py:22")) loss_line = s["bytes"];
+    if (site.ends_with("linear_regression.py:24")) backward_line = s["bytes"];
+  }
+  CHECK(loss_line >= 4 * 40'000);  // the saved difference and three gradients of its shape
+  CHECK(backward_line < 1'000);    // only backward()'s seed, a scalar
+  std::uint64_t temporaries = 0;
+  for (const auto& c : t["devices"][0]["peak_allocated"]["by_category"])
+    if (c["category"] == "temporary") temporaries = c["bytes"];
+  CHECK(temporaries >= 3 * 40'000);  // born in the backward pass
+}

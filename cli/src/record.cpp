@@ -22,6 +22,10 @@ RecordOutcome record_program(const RecordRequest& r) {
   // is left as it is if the program cannot even start.
   std::error_code ec;
   const bool existed = std::filesystem::exists(out.trace, ec);
+  out.created = !existed;
+  // A trace is read back after the run: a device or a pipe (/dev/full, /dev/stdout) cannot be.
+  if (existed && !std::filesystem::is_regular_file(out.trace, ec))
+    throw UsageError(out.trace + ": not a regular file: give a file to write the trace to");
   int probe = ::open(out.trace.c_str(), O_WRONLY | O_CREAT, 0644);
   if (probe < 0) throw UsageError(out.trace + ": cannot write the trace: " + std::strerror(errno));
   ::close(probe);

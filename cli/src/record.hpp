@@ -22,8 +22,9 @@ struct RecordRequest {
 
 struct RecordOutcome {
   std::string trace;
-  int exit_status = 0;  // the program's, or 128 + signal
-  std::string how;      // "exit 0", "killed by signal 9"
+  int exit_status = 0;   // the program's, or 128 + signal
+  std::string how;       // "exit 0", "killed by signal 9"
+  bool created = false;  // the trace was not there before (record made the file)
 };
 
 // Throws UsageError when the program cannot be started.

@@ -94,7 +94,8 @@ class RecordCommand final : public Command {
     std::error_code ec;
     auto size = std::filesystem::file_size(out.trace, ec);
     if (ec || size == 0) {
-      if (!ec) std::filesystem::remove(out.trace, ec);  // the empty file record made to check it could write
+      // The empty file record made to check it could write (never a device such as /dev/full).
+      if (!ec && out.created && std::filesystem::is_regular_file(out.trace, ec)) std::filesystem::remove(out.trace, ec);
       throw UsageError(shown[0] + " (" + out.how + ") wrote no trace to " + out.trace +
                        (python ? ": did it import torch? (memlens' Python recorder needs PyTorch)"
                                : ": is it linked with memlens::recorder?"));

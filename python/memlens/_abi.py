@@ -45,7 +45,10 @@ def _find():
             tried.append(path)
             continue
         try:
-            lib = ctypes.CDLL(path)
+            # PyDLL: calls keep the GIL. They are short and never call back into Python,
+            # so dropping and taking the GIL again at each would only cost time, and would
+            # let another thread run in the middle of one of the recorder's steps.
+            lib = ctypes.PyDLL(path)
         except OSError as e:
             tried.append("%s (%s)" % (path, e))
             continue

@@ -114,7 +114,9 @@ class DispatchRecorder(TorchDispatchMode):
         name, pointwise, inplace = self._classes.of(func)
         inputs = _flat_tensors(args)
         input_records = {}
+        backward_sites = r.backward_sites
         for t in inputs:
+            backward_sites.used(t)
             record = storages.held(t)
             if record is None:  # an object not seen before: what is it?
                 record, _ = storages.see(t, site, stack, r.category_for_unseen(t))
@@ -131,6 +133,7 @@ class DispatchRecorder(TorchDispatchMode):
             record, new = storages.see(t, site, stack, r.category_for_new(), fresh)
             if record is None:
                 continue
+            backward_sites.made(t, (site, stack))
             if new:
                 born.append((t, record))
             elif not inplace and record.address in input_records:

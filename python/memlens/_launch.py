@@ -93,7 +93,11 @@ class Launch:
             return e.code
         finally:
             release_loop_values(self._main)
-            self._recording.close()
+            try:
+                self._recording.close()
+            except RuntimeError:
+                pass  # the trace could not be finished: the library has said why, once
+
         return 0
 
 
@@ -109,6 +113,9 @@ def record_worker():
         main = sys.modules.get("__main__")
         if main is not None:
             release_loop_values(main)
-        recording.close()
+        try:
+            recording.close()
+        except RuntimeError:
+            pass  # the library has said why, once
 
     atexit.register(stop)

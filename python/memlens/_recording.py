@@ -13,6 +13,7 @@ import sys
 import torch
 
 from . import _abi
+from ._backward_sites import BackwardSites
 from ._dispatch import DispatchRecorder
 from ._sites import Sites
 from ._storages import Storages, trace_devices
@@ -36,6 +37,8 @@ class Recording:
         self.path = path
         self.sites = Sites(self.abi)
         self.storages = Storages(self.abi, numbers)
+        self.backward_sites = BackwardSites(self.sites)
+        self.storages.on_release = self.backward_sites.forget
         self.active = True
         self.steps = 0
         self._backward = 0
@@ -79,8 +82,8 @@ class Recording:
                 sys.stderr.write("memlens: recording stopped: %s: %s\n" % (type(e).__name__, e))
 
     # Activations: what autograd saves. A tensor with a grad_fn (an op's output) is kept as
-    # a detached alias, so no cycle runs through the node that saved it; its finalizer is
-    # the graph's end. (A "wrapped number", `x / 2.0`'s 2.0, has none, and cannot be
+    # a detached alias, so no cycle runs through the node that saved it; its death is the
+    # graph's end. (A "wrapped number", `x / 2.0`'s 2.0, has none, and cannot be
     # handed to an op from Python: it is kept as it is.)
     def _pack(self, tensor):
         if not self.active:
@@ -109,19 +112,24 @@ class Recording:
     def _hook_backward(self):
         original_backward, original_grad = torch.autograd.backward, torch.autograd.grad
 
-        def backward(*args, **kwargs):
+        def run(original, roots, args, kwargs):
+            if self.active:
+                for t in roots if isinstance(roots, (list, tuple)) else (roots,):
+                    if isinstance(t, torch.Tensor):
+                        self.backward_sites.used(t)
             self._backward += 1
             try:
-                return original_backward(*args, **kwargs)
+                return original(*args, **kwargs)
             finally:
                 self._backward -= 1
+                if not self._backward:
+                    self.backward_sites.reset()
+
+        def backward(*args, **kwargs):
+            return run(original_backward, args[0] if args else kwargs.get("tensors"), args, kwargs)
 
         def grad(*args, **kwargs):
-            self._backward += 1
-            try:
-                return original_grad(*args, **kwargs)
-            finally:
-                self._backward -= 1
+            return run(original_grad, args[0] if args else kwargs.get("outputs"), args, kwargs)
 
         torch.autograd.backward, torch.autograd.grad = backward, grad
         self._undo.append(lambda: (setattr(torch.autograd, "backward", original_backward),

@@ -3,12 +3,15 @@
 A storage is born when a tensor on memory not seen before comes out of an op (or first
 goes into one: memory made before the recording, or by a path the mode does not see,
 such as torch.from_numpy, is adopted there, as an input). It stays alive while any
-tensor object the recorder has seen on it is alive; when the last one dies, a weak
+tensor object the recorder has seen on it is alive; when the last one dies (seen at the
+recorder's next event: a weak reference's callback only queues it, running no Python
+code inside PyTorch's destructors, which may hold locks other threads wait on), a weak
 reference to the storage itself (PyTorch's StorageWeakRef) says whether C++ still holds
 it (a gradient in `.grad`, an output autograd saved): if so it is polled until it
 expires. So a free is written when the memory is really given back, not when Python
 drops a name.
 """
+import collections
 import weakref
 
 from torch.multiprocessing.reductions import StorageWeakRef
@@ -48,9 +51,12 @@ class Storages:
         self._abi = abi
         self._devices = devices  # (device type, index) -> the trace's device number
         self._live = {}  # (device index, address) -> Storage
-        self._held = {}  # id(tensor) -> key, for tensors with a finalizer
+        self._held = {}  # id(tensor) -> key, for the tensor objects watched
         self._suspects = set()  # keys whose tensors are gone but whose storage may live on
         self._next_id = 1
+        self.on_release = None  # called with id(tensor) when a held tensor object dies
+        self._refs = {}  # id(weak reference) -> (the reference, id(tensor), key)
+        self._dead = collections.deque()  # references whose tensor died, not yet released
 
 
     def see(self, tensor, site=0, stack=0, category=0, fresh=False):
@@ -87,6 +93,8 @@ class Storages:
 
     def held(self, tensor):
         """The Storage of a tensor object seen before, else None."""
+        if self._dead:
+            self._release_dead()  # first: a dead object's id may be a new object's now
         key = self._held.get(id(tensor))
         return self._live.get(key) if key is not None else None
 
@@ -110,12 +118,23 @@ class Storages:
         self._held[tid] = key
         record.tensors += 1
         self._suspects.discard(key)
-        weakref.finalize(tensor, self._release, tid, key).atexit = False
+        # The callback is a builtin (deque.append): no Python code runs when the tensor dies.
+        ref = weakref.ref(tensor, self._dead.append)
+        self._refs[id(ref)] = (ref, tid, key)
+
+    def _release_dead(self):
+        dead = self._dead
+        while dead:
+            entry = self._refs.pop(id(dead.popleft()), None)
+            if entry is not None:
+                self._release(entry[1], entry[2])
 
     def _release(self, tid, key):
         if self._held.get(tid) != key:
             return
         del self._held[tid]
+        if self.on_release is not None:
+            self.on_release(tid)
         record = self._live.get(key)
         if record is None:
             return
@@ -127,15 +146,21 @@ class Storages:
                 self._suspects.add(key)
 
     def poll(self):
-        """Frees the storages whose last holder outside Python has let go."""
+        """Frees the storages whose last holder has let go: a tensor object in Python, or
+        C++ (polled)."""
+        if self._dead:
+            self._release_dead()
         if not self._suspects:
             return
-        for key in [k for k in self._suspects if self._live[k].ref.expired()]:
-            self._suspects.discard(key)
-            self._free(key, self._live[key])
+        # A copy: a release on another thread may change the set meanwhile.
+        for key in list(self._suspects):
+            record = self._live.get(key)
+            if record is not None and record.ref.expired():
+                self._free(key, record)
 
     def _free(self, key, record):
-        del self._live[key]
+        if self._live.pop(key, None) is None:
+            return  # freed already, on another thread
         self._suspects.discard(key)
         self._abi.memlens_abi_storage_free(record.device, record.address, record.bytes, record.id)
 
@@ -146,5 +171,6 @@ class Storages:
         return list(self._live.values())
 
     def close(self):
-        """Stops watching: finalizers that run later do nothing."""
+        """Stops watching: tensors that die later are not released."""
         self._held.clear()
+        self._refs.clear()

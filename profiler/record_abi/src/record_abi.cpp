@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdio>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -76,6 +77,8 @@ void emit(EventKind kind, std::uint8_t device, const Fields& fields, std::uint64
       r.last_flush_ns = e.time_ns;
     }
   } catch (const std::exception& ex) {
+    // Said once, as the runtime's recorder says it; the program runs on unrecorded.
+    std::fprintf(stderr, "memlens: recording stopped: %s\n", ex.what());
     last_error = ex.what();
     r.failed = true;
   }
@@ -133,7 +136,10 @@ int memlens_abi_close(void) {
   try {
     r.writer->close();
   } catch (const std::exception& e) {
-    if (ok) last_error = e.what();
+    if (ok) {
+      std::fprintf(stderr, "memlens: recording stopped: %s\n", e.what());
+      last_error = e.what();
+    }
     ok = false;
   }
   r.writer.reset();

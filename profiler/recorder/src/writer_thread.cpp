@@ -10,6 +10,7 @@ namespace memlens::profiler {
 
 void WriterThread::start(std::unique_ptr<TraceWriter> writer, const TickClock& clock, std::chrono::milliseconds flush_interval) {
   writer_ = std::move(writer);
+  failed_ = false;
   clock_ = clock;
   flush_interval_ = flush_interval;
   name_ids_.clear();  // ids belong to one trace file
@@ -29,8 +30,14 @@ void WriterThread::stop() {
   }
   wake_.notify_all();
   thread_.join();
-  writer_->close();
-  writer_.reset();
+  if (!failed_) {
+    try {
+      writer_->close();
+    } catch (const std::exception& e) {
+      std::cerr << "memlens: recording stopped: " << e.what() << "\n";
+    }
+  }
+  writer_.reset();  // after a failure, its destructor's last try at the footer stays silent
   std::lock_guard l(mu_);
   running_ = false;
 }
@@ -44,6 +51,7 @@ void WriterThread::flush() {
 }
 
 std::size_t WriterThread::drain() {
+  if (failed_) return rings_.drain([](ThreadRing&, const std::uint64_t*, const RecordHeader&) {});
   return rings_.drain([&](ThreadRing& ring, const std::uint64_t* w, const RecordHeader& h) {
     Event e;
     ring_records::Pointers p = ring_records::decode(w, h, e);
@@ -99,7 +107,7 @@ void WriterThread::run() {
       }
     } catch (const std::exception& e) {
       std::cerr << "memlens: recording stopped: " << e.what() << "\n";
-      return;
+      failed_ = true;
     }
     {
       std::lock_guard l(mu_);

@@ -51,6 +51,10 @@ class WriterThread {
   std::condition_variable wake_, flushed_;
   std::atomic<bool> wake_requested_{false};
   bool running_ = false, stop_requested_ = false;
+  // A write failed (a full disk, /dev/full): said once, and from then on records are
+  // drained and dropped, so the program runs on and no producer waits for a full ring.
+  // Set and read by the writer thread, read by stop() after joining it.
+  bool failed_ = false;
   std::uint64_t flush_requested_ = 0, flush_done_ = 0;
   std::unordered_map<const char*, std::uint32_t> name_ids_;  // names have static lifetime: keyed by address
 };
