@@ -286,3 +286,26 @@ TEST_CASE("backward-pass memory is sited at the forward line whose node made it"
     if (c["category"] == "temporary") temporaries = c["bytes"];
   CHECK(temporaries >= 3 * 40'000);  // born in the backward pass
 }
+
+TEST_CASE("memlens.record, step and scope record part of a program", "[python]") {
+  if (!torch_present()) return;
+  const std::string trace = temp("python-api.memtrace");
+  Run r = run_command("PYTHONPATH=" + quote(std::string(SOURCE_DIR) + "/python") +
+                      " MEMLENS_RECORD_ABI=" + quote(MEMLENS_RECORD_ABI_LIBRARY) + " " + quote(PYTHON3) + " " +
+                      quote(std::string(PYTHON_TESTS_DIR) + "/api.py") + " " + quote(trace));
+  INFO(r.out);
+  REQUIRE(r.status == 0);
+  CHECK(r.out.find("recording: None") != std::string::npos);  // over once the block ends
+  const nlohmann::json t = report_json(trace);
+  CHECK(t["steps"] == 4);
+  const auto& scopes = t["timeline"]["scopes"];
+  CHECK(scopes.size() == 4);
+  for (const auto& s : scopes) CHECK(s["name"] == "forward");
+  // `before` (4,000 bytes, adopted as an input) and each step's product and sum; `after`
+  // is not in the trace.
+  std::uint64_t input = 0;
+  for (const auto& c : t["devices"][0]["peak_allocated"]["by_category"])
+    if (c["category"] == "input") input = c["bytes"];
+  CHECK(input == 4'000);
+  CHECK(t["devices"][0]["allocs"] == 1 + 4 * 2);
+}
