@@ -142,8 +142,7 @@ class DispatchRecorder(TorchDispatchMode):
         if name == "copy_" and inputs and len(inputs) >= 2:
             dst, src = inputs[0], inputs[1]
             abi.memlens_abi_copy(storages.device_number(dst), dst.data_ptr(), storages.device_number(src),
-                                 src.data_ptr(), dst.nbytes() if hasattr(dst, "nbytes") else dst.numel() * dst.element_size(),
-                                 COPY_REASON["copy_"], site)
+                                 src.data_ptr(), dst.numel() * dst.element_size(), COPY_REASON["copy_"], site)
             return
         if name in _FACTORIES:
             return
@@ -157,9 +156,10 @@ class DispatchRecorder(TorchDispatchMode):
             return
         reason = self._copy_reason(name, inputs, outputs, kwargs)
         if reason is not None:
-            src, (dst, record) = inputs[0], born[0]
-            abi.memlens_abi_copy(record.device, dst.data_ptr(), storages.device_number(src), src.data_ptr(),
-                                 dst.numel() * dst.element_size(), COPY_REASON[reason], site)
+            if born:  # a copy of no bytes makes no storage
+                src, (dst, record) = inputs[0], born[0]
+                abi.memlens_abi_copy(record.device, dst.data_ptr(), storages.device_number(src), src.data_ptr(),
+                                     dst.numel() * dst.element_size(), COPY_REASON[reason], site)
             return
         if not outputs:
             return
