@@ -33,7 +33,27 @@ std::string on_path(const std::string& program) {
   return "";
 }
 
+// The index of the first word after the interpreter and its own options (those that
+// take a value take the next word with them): the script, `-m`, `-c`, `--` or the end.
+std::size_t interpreter_options_end(const std::vector<std::string>& command) {
+  std::size_t i = 1;
+  for (; i < command.size(); ++i) {
+    const std::string& a = command[i];
+    if (a.size() < 2 || a[0] != '-' || a == "-m" || a == "-c" || a == "--") break;
+    if ((a == "-X" || a == "-W") && i + 1 < command.size()) ++i;
+  }
+  return i;
+}
+
 }  // namespace
+
+std::string python_program_name(const std::vector<std::string>& command) {
+  std::size_t i = interpreter_options_end(command);
+  if (i < command.size() && command[i] == "--") ++i;
+  if (i >= command.size() || command[i] == "-c") return "python";
+  if (command[i] == "-m") return i + 1 < command.size() ? command[i + 1] : "python";
+  return std::filesystem::path(command[i]).stem().string();
+}
 
 std::vector<std::string> as_python_command(const std::vector<std::string>& command) {
   if (command.empty()) return {};
@@ -61,16 +81,9 @@ PythonLaunch python_launch(const std::vector<std::string>& command, const std::s
         "record: recording a Python program needs memlens' Python package and libmemlens_record_abi.so, "
         "which were not found beside this memlens");
   PythonLaunch out;
-  std::size_t i = 1;
-  out.command.push_back(command[0]);
-  // The interpreter's own options stay before `-m memlens`; those that take a value take
-  // the next word with them.
-  for (; i < command.size(); ++i) {
-    const std::string& a = command[i];
-    if (a.size() < 2 || a[0] != '-' || a == "-m" || a == "-c" || a == "--" || a == "-") break;
-    out.command.push_back(a);
-    if ((a == "-X" || a == "-W") && i + 1 < command.size()) out.command.push_back(command[++i]);
-  }
+  // The interpreter's own options stay before `-m memlens`.
+  std::size_t i = interpreter_options_end(command);
+  out.command.assign(command.begin(), command.begin() + static_cast<std::ptrdiff_t>(i));
   for (const char* w : {"-m", "memlens", "record", "-o"}) out.command.push_back(w);
   out.command.push_back(trace);
   if (i < command.size() && (command[i] == "-m" || command[i] == "-c")) {

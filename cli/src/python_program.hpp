@@ -18,6 +18,10 @@ bool is_python(const std::string& program);
 // becomes `INTERPRETER SCRIPT ...`. Empty when it is not a Python program.
 std::vector<std::string> as_python_command(const std::vector<std::string>& command);
 
+// What a Python command runs, for the trace's default name: the script's stem, the
+// module of `-m`, or "python" (`-c`, nothing).
+std::string python_program_name(const std::vector<std::string>& command);
+
 struct PythonLaunch {
   std::vector<std::string> command;
   std::vector<std::pair<std::string, std::string>> environment;  // set in the program's

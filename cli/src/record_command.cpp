@@ -24,19 +24,6 @@ std::string cupti_library() {
   return found;
 }
 
-// The script a Python command runs (its first word after the interpreter's options), for
-// the trace's default name.
-std::string python_script(const std::vector<std::string>& command) {
-  for (std::size_t i = 1; i < command.size(); ++i) {
-    const std::string& a = command[i];
-    if (a == "-m" && i + 1 < command.size()) return command[i + 1];
-    if (a == "-c") return "python";
-    if (a == "-X" || a == "-W") ++i;
-    else if (a.empty() || a[0] != '-') return std::filesystem::path(a).stem().string();
-  }
-  return "python";
-}
-
 // The traces the ranks of a torch.distributed program wrote beside `trace` during this
 // recording (run.memtrace: run.rank0.memtrace, run.rank1.memtrace, ...).
 void print_rank_traces(const std::string& trace, std::filesystem::file_time_type started) {
@@ -84,7 +71,7 @@ class RecordCommand final : public Command {
     const std::vector<std::string> python_command = cupti_ ? std::vector<std::string>{} : as_python_command(request_.command);
     const bool python = !python_command.empty();
     if (python) {
-      if (request_.output.empty()) request_.output = "memlens-" + python_script(python_command) + ".memtrace";
+      if (request_.output.empty()) request_.output = "memlens-" + python_program_name(python_command) + ".memtrace";
       PythonLaunch launch = python_launch(python_command, request_.output);
       request_.command = launch.command;
       request_.environment = launch.environment;
