@@ -101,7 +101,7 @@ void WriterThread::run() {
     try {
       busy = drain() > 0;
       auto now = std::chrono::steady_clock::now();
-      if (stopping || flush_wanted > flush_done_ || now - last_flush >= flush_interval_) {
+      if (!failed_ && (stopping || flush_wanted > flush_done_ || now - last_flush >= flush_interval_)) {
         writer_->flush();
         last_flush = now;
       }
