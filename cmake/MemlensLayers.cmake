@@ -9,9 +9,9 @@ set(MEMLENS_LAYERS
   "profiler/trace|trace|common"
   "profiler/recorder|recorder|trace,tensor,allocator,common"
   "profiler/cupti||trace,common"
-  "profiler/record_abi|record_abi|trace,common"
   "profiler/analysis|analysis|trace,allocator,common"
   "snapshot|snapshot|trace,common"
+  "profiler/record_abi|record_abi|snapshot,trace,common"
   "input|input|snapshot,trace,common"
   "cli||input,analysis,snapshot,trace,allocator,common"
   "viewer||input,analysis,snapshot,trace,allocator,common")

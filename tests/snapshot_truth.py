@@ -15,6 +15,9 @@ The rules are those docs/pytorch.md states, written again here from the document
   before the first entry without such a frame is "<before recording>".
 
 Usage: snapshot_truth.py SNAPSHOT.pickle  (prints JSON)
+       snapshot_truth.py --blocks SNAPSHOT.pickle  (each `alloc` entry in time order, with
+       the time of the `free_completed` that ends it: what a recorder of the same program
+       would have seen as storages)
 """
 import json
 import pickle
@@ -144,5 +147,26 @@ def by_site(blocks):
     return {k: v for k, v in sites.items() if v}
 
 
+def blocks(path):
+    with open(path, "rb") as f:
+        snap = pickle.load(f)
+    entries = []
+    for device, trace in enumerate(snap.get("device_traces", [])):
+        for i, e in enumerate(trace):
+            entries.append((e.get("time_us", i), len(entries), device, e))
+    entries.sort(key=lambda x: (x[0], x[1]))
+    out, open_blocks = [], {}
+    for time_us, _, device, e in entries:
+        if e["action"] == "alloc":
+            open_blocks[(device, e["addr"])] = len(out)
+            out.append({"device": device, "addr": e["addr"], "size": e["size"], "born_us": time_us, "freed_us": None})
+        elif e["action"] == "free_completed" and (device, e["addr"]) in open_blocks:
+            out[open_blocks.pop((device, e["addr"]))]["freed_us"] = time_us
+    json.dump(out, sys.stdout)
+
+
 if __name__ == "__main__":
-    main(sys.argv[1])
+    if sys.argv[1] == "--blocks":
+        blocks(sys.argv[2])
+    else:
+        main(sys.argv[1])

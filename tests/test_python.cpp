@@ -309,3 +309,35 @@ TEST_CASE("memlens.record, step and scope record part of a program", "[python]")
   CHECK(input == 4'000);
   CHECK(t["devices"][0]["allocs"] == 1 + 4 * 2);
 }
+
+TEST_CASE("on CUDA, the caching allocator's own trace is merged into the recording at its end", "[python]") {
+  // A stand-in for torch.cuda (tests/python/allocator_history.py): the glue between the
+  // Python recorder and the C ABI's merge needs no GPU, nor PyTorch.
+  const std::string trace = temp("python-allocator-history.memtrace");
+  const std::string script = quote(std::string(PYTHON_TESTS_DIR) + "/allocator_history.py");
+  const std::string env = "PYTHONPATH=" + quote(std::string(SOURCE_DIR) + "/python") +
+                          " MEMLENS_RECORD_ABI=" + quote(MEMLENS_RECORD_ABI_LIBRARY) + " ";
+  Run r = run_command(env + quote(PYTHON3) + " " + script + " " + quote(trace));
+  INFO(r.out);
+  REQUIRE(r.status == 0);
+  CHECK(r.out == "closed\n");
+  nlohmann::json t = report_json(trace);
+  REQUIRE(t["devices"].size() == 1);  // the only device with memory
+  nlohmann::json cuda = t["devices"][0];
+  REQUIRE(cuda["name"] == "cuda:0");
+  CHECK(cuda["allocs"] == 2);
+  CHECK(cuda["peak_reserved"]["reserved"] == 2 << 20);  // the allocator's segment, not the storage's 1,000 bytes
+  CHECK(cuda["peak_allocated"]["allocated"] == 1024 + 4096);
+  std::map<std::string, std::uint64_t> by_category;
+  for (const auto& c : cuda["peak_allocated"]["by_category"]) by_category[c["category"]] = c["bytes"];
+  CHECK(by_category == std::map<std::string, std::uint64_t>{{"activation", 1024}, {"temporary", 4096}});
+
+  // A snapshot that does not read leaves the trace as recorded, and says so.
+  r = run_command(env + quote(PYTHON3) + " " + script + " " + quote(trace) + " broken");
+  INFO(r.out);
+  REQUIRE(r.status == 0);
+  CHECK(r.out.starts_with("memlens: the CUDA caching allocator's trace was not merged: "));
+  t = report_json(trace);
+  CHECK(t["devices"][0]["peak_reserved"]["reserved"] == 1000);
+  std::remove(trace.c_str());
+}

@@ -7,7 +7,7 @@ the trace file keeps one writer, memlens' own C++ TraceWriter.
 import ctypes
 import os
 
-ABI_VERSION = 1
+ABI_VERSION = 2
 _LIBRARY = "libmemlens_record_abi.so"
 
 
@@ -66,6 +66,7 @@ def _declare(lib, path):
         "memlens_abi_error": (c_char_p, []),
         "memlens_abi_open": (c_int, [c_char_p, c_char_p, c_char_p, c_char_p]),
         "memlens_abi_close": (c_int, []),
+        "memlens_abi_close_with_allocator_trace": (c_int, [c_char_p]),
         "memlens_abi_string": (u32, [c_char_p]),
         "memlens_abi_site": (u32, [c_char_p, u32, c_char_p]),
         "memlens_abi_stack": (u32, [ctypes.POINTER(u32), c_int]),
@@ -75,6 +76,7 @@ def _declare(lib, path):
         "memlens_abi_op": (None, [u8, u32, u32, u64, u64, c_int, c_int, dims]),
         "memlens_abi_view": (None, [u8, u64, u64, i64, u8, u8, u32, dims]),
         "memlens_abi_copy": (None, [u8, u64, u8, u64, u64, u8, u32]),
+        "memlens_abi_oom": (None, [u8, u64, u32, u32]),
         "memlens_abi_step": (None, [u64]),
         "memlens_abi_scope": (None, [c_char_p, c_int]),
         "memlens_abi_now_ns": (u64, []),

@@ -14,6 +14,8 @@ run as it reads one of memlens' runtime:
   op's output is larger than every input (a broadcast).
 New storages are born at the op's site, whatever kind it is.
 """
+import re
+
 import torch
 from torch.utils._python_dispatch import TorchDispatchMode
 
@@ -43,6 +45,11 @@ _ELEMENTWISE = {
 }
 _REALLOCATING = {"set_", "resize_", "resize_as_", "_resize_output_"}
 _DETACH = torch.ops.aten.detach.default
+# What PyTorch's allocators say when memory runs out: CUDA's caching allocator ("CUDA out
+# of memory. Tried to allocate 20.00 GiB"), the CPU's ("you tried to allocate 80 bytes").
+_OUT_OF_MEMORY = re.compile(r"out of memory|can't allocate memory", re.IGNORECASE)
+_REQUESTED = re.compile(r"[Tt]ried to allocate (\d+(?:\.\d+)?) ?(bytes|B|KiB|MiB|GiB|TiB)")
+_UNIT = {"bytes": 1, "B": 1, "KiB": 1 << 10, "MiB": 1 << 20, "GiB": 1 << 30, "TiB": 1 << 40}
 _POINTWISE_TAG = getattr(getattr(torch, "Tag", None), "pointwise", None)
 
 
@@ -90,7 +97,12 @@ class DispatchRecorder(TorchDispatchMode):
         kwargs = kwargs or {}
         r = self._r
         start = r.abi.memlens_abi_now_ns()
-        out = func(*args, **kwargs)
+        try:
+            out = func(*args, **kwargs)
+        except RuntimeError as e:  # torch.cuda.OutOfMemoryError is one too
+            if r.active and not r.quiet and _OUT_OF_MEMORY.search(str(e)):
+                r.guarded(self._out_of_memory, args, kwargs, str(e))
+            raise
         if func is _DETACH and not isinstance(out, torch.Tensor):
             # A "wrapped number" (`x / 2.0`'s 2.0) comes back from the op as a Python
             # number (PyTorch 1.13, when autograd saves it for a hook): it has no history
@@ -99,6 +111,17 @@ class DispatchRecorder(TorchDispatchMode):
         if r.active and not r.quiet:
             r.guarded(self._record, func, args, kwargs, out, start)
         return out
+
+    def _out_of_memory(self, args, kwargs, message):
+        device = kwargs.get("device")
+        for t in _flat_tensors(args):
+            device = t.device
+            break
+        device = torch.device(device) if device is not None else torch.device("cpu")
+        number = self._r.storages.device_number_of(device)
+        requested = _REQUESTED.search(message)
+        nbytes = int(float(requested.group(1)) * _UNIT[requested.group(2)]) if requested else 0
+        self._r.out_of_memory(number if number is not None else 0, nbytes)
 
     def _name_id(self, name):
         nid = self._names.get(name)

@@ -13,6 +13,7 @@ import sys
 import torch
 
 from . import _abi
+from ._allocator_history import AllocatorHistory
 from ._backward_sites import BackwardSites
 from ._dispatch import DispatchRecorder
 from ._sites import Sites
@@ -35,6 +36,7 @@ class Recording:
                                      ",".join(names).encode(), notes.encode()) != 0:
             raise RuntimeError("memlens: " + self.abi.memlens_abi_error().decode(errors="replace"))
         self.path = path
+        self.allocator_history = AllocatorHistory(torch)
         self.sites = Sites(self.abi)
         self.storages = Storages(self.abi, numbers)
         self.backward_sites = BackwardSites(self.sites)
@@ -190,6 +192,12 @@ class Recording:
                         set_category(see(value, site, stack, CATEGORY["optimizer_state"])[0], "optimizer_state")
         self.step()
 
+    def out_of_memory(self, device, requested):
+        """An op failed for want of memory (its exception goes on to the program)."""
+        if self.active:
+            site, stack = self.sites.current()
+            self.abi.memlens_abi_oom(device, requested, site, stack)
+
     def step(self):
         if self.active:
             self.storages.poll()
@@ -213,5 +221,5 @@ class Recording:
             undo()
         self.storages.close()
         Recording.current = None
-        if self.abi.memlens_abi_close() != 0:
+        if self.allocator_history.close(self.abi, self.path) != 0:
             raise RuntimeError("memlens: writing %s: %s" % (self.path, self.abi.memlens_abi_error().decode(errors="replace")))

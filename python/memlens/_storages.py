@@ -167,6 +167,9 @@ class Storages:
     def device_number(self, tensor):
         return self._devices.get(_device_key(tensor.device), 0)
 
+    def device_number_of(self, device):
+        return self._devices.get(_device_key(device))
+
     def live(self):
         return list(self._live.values())
 

@@ -20,23 +20,29 @@ constexpr std::size_t kMaxStackFrames = 1024;  // the trace reader's bound
 
 class SnapshotEventWriter {
  public:
-  SnapshotEventWriter(const SnapshotRun& run, const ImportOptions& options, profiler::TraceWriter& writer)
-      : run_(run), options_(options), devices_(run.devices), writer_(&writer) {}
+  SnapshotEventWriter(const SnapshotRun& run, const ImportOptions& options, const EventPlacement& placement,
+                      profiler::TraceWriter& writer, const EventSink& sink)
+      : run_(run), options_(options), placement_(placement), devices_(run.devices), writer_(&writer), sink_(sink) {}
 
   ImportSummary write() && {
     write_start();
     for (const Entry& e : run_.entries) write_entry(e);
     if (in_step_frame_) step(last_time_ns_);
-    writer_->close();
     summary_.entries = run_.entries_read;
     summary_.skipped = run_.skipped;
-    summary_.events = writer_->totals().events;
     summary_.devices = devices_.size();
     return summary_;
   }
 
  private:
-  std::uint64_t time_ns(const Entry& e) const { return (e.time_us - std::min(e.time_us, run_.first_us)) * 1000; }
+  std::uint64_t time_ns(std::uint64_t us) const {
+    if (placement_.unix_us_to_trace_ns) return placement_.unix_us_to_trace_ns(us);
+    return (us - std::min(us, run_.first_us)) * 1000;
+  }
+  std::uint64_t time_ns(const Entry& e) const { return time_ns(e.time_us); }
+  std::uint8_t device(std::size_t d) const {
+    return static_cast<std::uint8_t>(d < placement_.devices.size() ? placement_.devices[d] : d);
+  }
 
   // One frame dict: its site, and what the site rule needs to know of it. Computed once
   // per dict: PyTorch's files share each frame dict among every stack holding it.
@@ -94,7 +100,8 @@ class SnapshotEventWriter {
   }
 
   void emit(Event& e) {
-    writer_->write(e);
+    sink_(e);
+    ++summary_.events;
     last_time_ns_ = std::max(last_time_ns_, e.time_ns);
   }
 
@@ -111,7 +118,8 @@ class SnapshotEventWriter {
       for (auto [addr, size] : s.segments) {
         Event e(EventKind::SegmentAlloc,
                 profiler::SegmentEvent{.address = addr, .size = size, .stream = 0, .pool = devices_[d].pool_of(addr, size)});
-        e.device = static_cast<std::uint8_t>(d);
+        e.device = device(d);
+        e.time_ns = time_ns(run_.first_us);
         emit(e);
         devices_[d].segments[addr] = size;
         devices_[d].reserved += size;
@@ -129,7 +137,8 @@ class SnapshotEventWriter {
                                                        .requested = b.size,
                                                        .site = site,
                                                        .stack = stack});
-        e.device = static_cast<std::uint8_t>(d);
+        e.device = device(d);
+        e.time_ns = time_ns(run_.first_us);
         emit(e);
         devices_[d].blocks[addr] = b;
         devices_[d].allocated += b.size;
@@ -142,7 +151,7 @@ class SnapshotEventWriter {
     DeviceState& d = devices_[x.device];
     Event e;
     e.time_ns = time_ns(x);
-    e.device = static_cast<std::uint8_t>(x.device);
+    e.device = device(x.device);
     switch (x.action) {
       case Action::SegmentAlloc:
         e.reset(EventKind::SegmentAlloc);
@@ -221,20 +230,31 @@ class SnapshotEventWriter {
 
   const SnapshotRun& run_;
   const ImportOptions& options_;
+  const EventPlacement& placement_;
   std::vector<DeviceState> devices_;  // live, from the state at the first entry
   std::uint64_t last_time_ns_ = 0;
   bool in_step_frame_ = false;
   std::unordered_map<const PyValue*, Frame> frames_;
   std::vector<std::uint32_t> stack_;  // reused for each entry's stack
   std::unordered_map<const PyValue*, bool> step_frames_;
-  profiler::TraceWriter* writer_;
+  profiler::TraceWriter* writer_;  // interns sites, stacks and names
+  const EventSink& sink_;
   ImportSummary summary_;
 };
 
 }  // namespace
 
 ImportSummary write_snapshot_events(const SnapshotRun& run, const ImportOptions& options, profiler::TraceWriter& writer) {
-  return SnapshotEventWriter(run, options, writer).write();
+  const EventSink to_writer = [&writer](const Event& e) { writer.write(e); };
+  ImportSummary summary = SnapshotEventWriter(run, options, EventPlacement{}, writer, to_writer).write();
+  writer.close();
+  summary.events = writer.totals().events;
+  return summary;
+}
+
+ImportSummary snapshot_events(const SnapshotRun& run, const EventPlacement& placement, profiler::TraceWriter& interner,
+                              const EventSink& sink) {
+  return SnapshotEventWriter(run, ImportOptions{}, placement, interner, sink).write();
 }
 
 }  // namespace memlens::snapshot

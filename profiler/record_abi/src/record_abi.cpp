@@ -13,14 +13,17 @@
 #include <thread>
 #include <unordered_map>
 
+#include "memlens/common/mapped_file.hpp"
+#include "memlens/snapshot/allocator_trace_merge.hpp"
 #include "memlens/trace/process_header.hpp"
+#include "memlens/trace/trace_reader.hpp"
 #include "memlens/trace/trace_writer.hpp"
 
 namespace {
 
 using namespace memlens::profiler;
 
-constexpr int kAbiVersion = 1;
+constexpr int kAbiVersion = 2;
 constexpr std::uint64_t kFlushIntervalNs = 100'000'000;
 
 std::uint64_t now_ns() {
@@ -31,10 +34,13 @@ std::uint64_t now_ns() {
 struct Recording {
   std::mutex mu;
   std::unique_ptr<TraceWriter> writer;
+  std::string path;
+  std::int64_t trace_minus_unix_ns = 0;  // the trace's clock less the wall clock, read at the open
   std::size_t devices = 0;
   std::uint64_t last_flush_ns = 0;
   bool failed = false;
   std::unordered_map<std::thread::id, std::uint32_t> threads;
+  std::vector<std::uint64_t> live_bytes;  // per device: the storages' bytes alive, for an OOM's state
 };
 
 Recording& recording() {
@@ -84,6 +90,20 @@ void emit(EventKind kind, std::uint8_t device, const Fields& fields, std::uint64
   }
 }
 
+void add_live_bytes(std::uint8_t device, std::uint64_t bytes, bool born) {
+  Recording& r = recording();
+  std::lock_guard l(r.mu);
+  if (device >= r.live_bytes.size()) return;
+  std::uint64_t& live = r.live_bytes[device];
+  live = born ? live + bytes : live - std::min(live, bytes);
+}
+
+std::uint64_t live_bytes(std::uint8_t device) {
+  Recording& r = recording();
+  std::lock_guard l(r.mu);
+  return device < r.live_bytes.size() ? r.live_bytes[device] : 0;
+}
+
 template <class Intern>
 std::uint32_t intern(Intern intern_fn) {
   Recording& r = recording();
@@ -121,7 +141,13 @@ int memlens_abi_open(const char* path, const char* program, const char* devices,
   } catch (const std::exception& e) {
     return fail(e.what());
   }
+  r.path = path;
+  const auto unix_ns = std::chrono::duration_cast<std::chrono::nanoseconds>(
+                           std::chrono::system_clock::now().time_since_epoch())
+                           .count();
+  r.trace_minus_unix_ns = static_cast<std::int64_t>(now_ns()) - static_cast<std::int64_t>(unix_ns);
   r.devices = list.size();
+  r.live_bytes.assign(list.size(), 0);
   r.failed = false;
   r.threads.clear();
   r.last_flush_ns = now_ns();
@@ -146,6 +172,36 @@ int memlens_abi_close(void) {
   return ok ? 0 : -1;
 }
 
+int memlens_abi_close_with_allocator_trace(const char* snapshot_path) {
+  std::string path;
+  std::int64_t offset = 0;
+  {
+    Recording& r = recording();
+    std::lock_guard l(r.mu);
+    path = r.path, offset = r.trace_minus_unix_ns;
+  }
+  if (memlens_abi_close() != 0) return -1;
+  // Merged beside the trace, then put in its place: a merge that fails leaves the trace as recorded.
+  const std::string merged = path + ".merging";
+  try {
+    const memlens::MappedFile snapshot(snapshot_path);
+    const std::string_view bytes(snapshot.data(), snapshot.size());
+    const TraceReader recorded(path);
+    memlens::snapshot::merge_allocator_trace(recorded, bytes, memlens::snapshot::sniff_snapshot(bytes.substr(0, 64)),
+                                             offset, merged);
+  } catch (const std::exception& e) {
+    std::remove(merged.c_str());
+    fail(std::string("the CUDA caching allocator's trace was not merged: ") + e.what());
+    return 1;
+  }
+  if (std::rename(merged.c_str(), path.c_str()) != 0) {
+    std::remove(merged.c_str());
+    fail("the CUDA caching allocator's trace was not merged: cannot replace " + path);
+    return 1;
+  }
+  return 0;
+}
+
 uint32_t memlens_abi_string(const char* s) {
   return intern([&](TraceWriter& w) { return w.intern_string(s ? s : ""); });
 }
@@ -164,6 +220,7 @@ uint32_t memlens_abi_stack(const uint32_t* sites, int depth) {
 void memlens_abi_storage_alloc(uint8_t device, uint64_t address, uint64_t bytes, uint64_t storage, uint8_t category,
                                uint32_t site, uint32_t stack) {
   if (category >= memlens::kCategoryCount) category = 0;
+  add_live_bytes(device, bytes, true);
   emit(EventKind::SegmentAlloc, device, SegmentEvent{.address = address, .size = bytes});
   emit(EventKind::Alloc, device,
        AllocEvent{.address = address,
@@ -178,6 +235,7 @@ void memlens_abi_storage_alloc(uint8_t device, uint64_t address, uint64_t bytes,
 
 void memlens_abi_storage_free(uint8_t device, uint64_t address, uint64_t bytes, uint64_t storage) {
   const FreeEvent f{.address = address, .size = bytes, .storage = storage};
+  add_live_bytes(device, bytes, false);
   emit(EventKind::FreeRequested, device, f);
   emit(EventKind::FreeCompleted, device, f);
   emit(EventKind::SegmentFree, device, SegmentEvent{.address = address, .size = bytes});
@@ -235,6 +293,12 @@ void memlens_abi_copy(uint8_t dst_device, uint64_t dst_address, uint8_t src_devi
                  .src_device = src_device,
                  .reason = static_cast<CopyReason>(reason),
                  .site = site});
+}
+
+void memlens_abi_oom(uint8_t device, uint64_t requested, uint32_t site, uint32_t stack) {
+  const std::uint64_t live = live_bytes(device);
+  emit(EventKind::Oom, device,
+       FailureEvent{.size = requested, .requested = requested, .reserved = live, .allocated = live, .site = site, .stack = stack});
 }
 
 void memlens_abi_step(uint64_t number) { emit(EventKind::Step, 0, StepEvent{.number = number}); }

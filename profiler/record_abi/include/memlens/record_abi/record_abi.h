@@ -22,6 +22,12 @@ const char* memlens_abi_error(void);
 int memlens_abi_open(const char* path, const char* program, const char* devices, const char* notes);
 /* Writes the footer and closes; returns non-zero if any write failed since the open. */
 int memlens_abi_close(void);
+/* Closes, then merges the CUDA caching allocator's own trace into the trace: a snapshot
+ * file (torch.cuda.memory._dump_snapshot, with the history on) taken as the recording
+ * ends. Its segments and blocks stand for the storages' own on the devices it covers
+ * (memlens/snapshot/allocator_trace_merge.hpp). Returns what memlens_abi_close does, or 1
+ * when the merge failed and the trace stands as recorded; memlens_abi_error() says why. */
+int memlens_abi_close_with_allocator_trace(const char* snapshot_path);
 
 uint32_t memlens_abi_string(const char* s);
 /* A Python frame: file, line, function. */
@@ -43,6 +49,8 @@ void memlens_abi_view(uint8_t device, uint64_t tensor, uint64_t storage, int64_t
                       uint32_t site, const int64_t* dims);
 void memlens_abi_copy(uint8_t dst_device, uint64_t dst_address, uint8_t src_device, uint64_t src_address, uint64_t bytes,
                       uint8_t reason, uint32_t site);
+/* A request for `requested` bytes (0 when unknown) failed for want of memory, at `site`. */
+void memlens_abi_oom(uint8_t device, uint64_t requested, uint32_t site, uint32_t stack);
 void memlens_abi_step(uint64_t number);
 void memlens_abi_scope(const char* name, int begin);
 /* The recorder's clock (steady_clock nanoseconds), for op start times. */
