@@ -84,7 +84,22 @@ TEST_CASE("the history file and a file a failed record names are inputs too, nev
   CHECK(r.status == 2);
   CHECK(r.out == "memlens: record: cannot run /no-such-program: No such file or directory\n");
   CHECK(slurp(kept) == "the old content");
-  fs::remove(db), fs::remove(kept);
+  // Nor is the program, or a file handed to it, written over by its own trace.
+  const std::string program = temp("record-victim-program"), script = temp("record-victim.py");
+  fs::copy_file(LINEAR_REGRESSION_BIN, program, fs::copy_options::overwrite_existing);
+  const auto program_bytes = fs::file_size(program);
+  write_bytes(script, "print('the script')\n");
+  r = run("record -o " + quote(program) + " -- " + quote(program) + " 3");
+  CHECK(r.status == 2);
+  CHECK(r.out == "memlens: record: the trace " + program + " is the program (" + program +
+                     "): give the trace a file of its own\n");
+  CHECK(fs::file_size(program) == program_bytes);
+  r = run("record -o " + quote(script) + " -- python3 " + quote(script));
+  CHECK(r.status == 2);
+  CHECK(r.out == "memlens: record: the trace " + script + " is an argument of the program (" + script +
+                     "): give the trace a file of its own\n");
+  CHECK(slurp(script) == "print('the script')\n");
+  fs::remove(db), fs::remove(kept), fs::remove(program), fs::remove(script);
 }
 
 TEST_CASE("memlens writes outputs whole or not at all", "[cli][hostile]") {
@@ -131,6 +146,11 @@ TEST_CASE("memlens refuses numbers that would fool a gate, before any output", "
        "memlens: --broadcast-factor: number '1e400' out of range (expected from 1 to 1e+06)\n"},
       {"check " + t + " --max-peak 99999999999TiB", "memlens: --max-peak: invalid byte size '99999999999TiB' (too large)\n"},
       {"replay " + t + " --capacity 0", "memlens: --capacity: 0 is too small (at least 1 bytes)\n"},
+      // Every number flag through the one reader: no hex, no spaces, and empty is not absent.
+      {"record --stack-depth 0x10 -- true", "memlens: --stack-depth: invalid count '0x10' (expected a whole number from 1 to 32)\n"},
+      {"record --stack-depth ' 5' -- true", "memlens: --stack-depth: invalid count ' 5' (expected a whole number from 1 to 32)\n"},
+      {"check " + t + " --max-peak ''", "memlens: --max-peak: invalid byte size '' (expected e.g. 16GiB, 512MiB or 1048576)\n"},
+      {"replay " + t + " --capacity ''", "memlens: --capacity: invalid byte size '' (expected e.g. 16GiB, 512MiB or 1048576)\n"},
       {"check " + t + " --max-peak 1KiB --junit /proc/memlens-cannot-write-here.xml",
        "memlens: --junit /proc/memlens-cannot-write-here.xml: cannot write: No such file or directory\n"},
   };

@@ -81,9 +81,10 @@ class CheckCommand final : public Command {
   CheckLimits limits() const {
     CheckLimits l;
     l.device = device_;
-    if (!max_peak_.empty()) l.max_peak = byte_flag("--max-peak", max_peak_);
-    if (!max_reserved_.empty()) l.max_reserved = byte_flag("--max-reserved", max_reserved_);
-    if (!max_leaked_.empty()) l.max_leaked = byte_flag("--max-leaked", max_leaked_);
+    // A flag given empty is a bad value, not an absent limit.
+    if (app_->count("--max-peak")) l.max_peak = byte_flag("--max-peak", max_peak_);
+    if (app_->count("--max-reserved")) l.max_reserved = byte_flag("--max-reserved", max_reserved_);
+    if (app_->count("--max-leaked")) l.max_leaked = byte_flag("--max-leaked", max_leaked_);
     l.no_leaks = no_leaks_, l.no_broadcast = no_broadcast_;
     try {
       l.tolerance = parse_tolerance(tolerance_);

@@ -14,6 +14,34 @@
 
 namespace memlens::cli {
 
+namespace {
+
+// The file a command's word names: a path as it is, a bare program name where PATH finds it.
+std::filesystem::path named_file(const std::string& word, bool program) {
+  if (!program || word.find('/') != std::string::npos) return word;
+  const char* path = std::getenv("PATH");
+  for (std::string_view dirs = path ? path : ""; !dirs.empty();) {
+    const std::size_t end = std::min(dirs.find(':'), dirs.size());
+    const std::filesystem::path candidate = std::filesystem::path(dirs.substr(0, end)) / word;
+    if (::access(candidate.c_str(), X_OK) == 0) return candidate;
+    dirs.remove_prefix(std::min(end + 1, dirs.size()));
+  }
+  return {};
+}
+
+// Writing the trace over the program, or over a file it is handed, would destroy it.
+void refuse_trace_over_command(const std::string& trace, const std::vector<std::string>& command) {
+  for (std::size_t i = 0; i < command.size(); ++i) {
+    std::error_code ec;
+    const std::filesystem::path file = named_file(command[i], i == 0);
+    if (!file.empty() && std::filesystem::equivalent(trace, file, ec))
+      throw UsageError("record: the trace " + trace + " is " + (i == 0 ? "the program" : "an argument of the program") +
+                       " (" + command[i] + "): give the trace a file of its own");
+  }
+}
+
+}  // namespace
+
 RecordOutcome record_program(const RecordRequest& r) {
   if (r.command.empty()) throw UsageError("record: no program given (usage: memlens record [-o FILE] -- PROGRAM ARGS...)");
   RecordOutcome out;
@@ -26,6 +54,7 @@ RecordOutcome record_program(const RecordRequest& r) {
   // A trace is read back after the run: a device or a pipe (/dev/full, /dev/stdout) cannot be.
   if (existed && !std::filesystem::is_regular_file(out.trace, ec))
     throw UsageError(out.trace + ": not a regular file: give a file to write the trace to");
+  if (existed) refuse_trace_over_command(out.trace, r.given_command.empty() ? r.command : r.given_command);
   int probe = ::open(out.trace.c_str(), O_WRONLY | O_CREAT, 0644);
   if (probe < 0) throw UsageError(out.trace + ": cannot write the trace: " + std::strerror(errno));
   ::close(probe);

@@ -12,6 +12,9 @@ namespace memlens::cli {
 
 struct RecordRequest {
   std::vector<std::string> command;  // program and its arguments
+  // The command as the user gave it, when `command` wraps it (a Python program's launch):
+  // the files the trace must not be written over. Empty: `command`'s.
+  std::vector<std::string> given_command;
   std::string output;                // "" = memlens-PROGRAM.memtrace
   bool stacks = false;
   int stack_depth = 0;                                           // 0 = the recorder's default

@@ -5,6 +5,7 @@
 
 #include "command.hpp"
 #include "exit_codes.hpp"
+#include "flag_values.hpp"
 #include "installed_file.hpp"
 #include "memlens/analysis/report.hpp"
 #include "python_program.hpp"
@@ -53,7 +54,7 @@ class RecordCommand final : public Command {
                                       "a PyTorch script (python3 ...), or any CUDA program (--cupti)")) {
     app_->add_option("-o,--output", request_.output, "trace to write (default memlens-PROGRAM.memtrace)");
     app_->add_flag("--stacks", request_.stacks, "record native stacks on allocations (MEMLENS_STACKS=1)");
-    app_->add_option("--stack-depth", request_.stack_depth, "deepest stack recorded (default 32)")->check(CLI::Range(1, 32));
+    app_->add_option("--stack-depth", stack_depth_, "deepest stack recorded, 1 to 32 (default 32)");
     app_->add_option("--device", request_.device, "what serves the program's cuda(): sim, cuda or cpu")
         ->check(CLI::IsMember({"sim", "cuda", "cpu", "auto"}));
     app_->add_flag("--cupti", cupti_, "record any CUDA program through CUPTI (segments, pool blocks, copies, memsets)");
@@ -66,6 +67,7 @@ class RecordCommand final : public Command {
   }
 
   int run() override {
+    if (app_->count("--stack-depth")) request_.stack_depth = static_cast<int>(count_flag("--stack-depth", stack_depth_, 1, 32));
     if (cupti_) request_.cupti_library = cupti_library();
     std::vector<std::string> shown = request_.command;
     const std::vector<std::string> python_command = cupti_ ? std::vector<std::string>{} : as_python_command(request_.command);
@@ -73,6 +75,7 @@ class RecordCommand final : public Command {
     if (python) {
       if (request_.output.empty()) request_.output = "memlens-" + python_program_name(python_command) + ".memtrace";
       PythonLaunch launch = python_launch(python_command, request_.output);
+      request_.given_command = request_.command;
       request_.command = launch.command;
       request_.environment = launch.environment;
     }
@@ -109,6 +112,7 @@ class RecordCommand final : public Command {
  private:
   RecordRequest request_;
   bool cupti_ = false;
+  std::string stack_depth_;
 };
 
 }  // namespace

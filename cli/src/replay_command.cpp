@@ -56,7 +56,7 @@ class ReplayCommand final : public Command {
     ReplayOptions o;
     if (!conf_.empty()) o.config = parse_config(conf_);
     std::optional<std::uint64_t> capacity;
-    if (!capacity_.empty()) capacity = byte_flag("--capacity", capacity_, kMinReplayCapacity);
+    if (app_->count("--capacity")) capacity = byte_flag("--capacity", capacity_, kMinReplayCapacity);
     std::vector<ReplayRequest> requests;
     std::optional<ReplayOptions> run_options;  // the trace's own, to compare with
     std::string text;
