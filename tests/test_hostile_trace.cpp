@@ -7,7 +7,9 @@
 #include <memlens/analysis/analyze.hpp>
 #include <memlens/analysis/memory_at.hpp>
 #include <memlens/trace/export.hpp>
+#include <nlohmann/json.hpp>
 #include <sstream>
+#include <tuple>
 
 #include "crafted_trace.hpp"
 #include "trace_builder.hpp"
@@ -199,4 +201,27 @@ TEST_CASE("export counts crafted sizes without signed overflow", "[hostile]") {
   profiler::export_chrome_trace(r, out);
   CHECK(out.str().find("\"bytes\":-9223372036854775808") != std::string::npos);
   CHECK(out.str().find("\"bytes\":-4096") != std::string::npos);
+}
+
+TEST_CASE("a header number that is not a whole number is a corrupt header, never cast", "[hostile]") {
+  TraceBuilder t("hostile-header");
+  const std::string whole = three_chunks(t);
+  const auto json_len = get_le<std::uint32_t>(whole, 12);
+  const std::string json = whole.substr(16, json_len), rest = whole.substr(16 + json_len + 4);
+  for (const auto& [key, value, why] : {std::tuple{"pid", "1.8e24", "pid is not a whole number"},
+                                        std::tuple{"start_unix_ns", "-1e300", "start_unix_ns is not a whole number"},
+                                        std::tuple{"capacity", "-5", "capacity is not a whole number from 0"}}) {
+    nlohmann::json h = nlohmann::json::parse(json);
+    nlohmann::json& target = std::string(key) == "capacity" ? h["devices"][0] : h;
+    target[key] = nlohmann::json::parse(value);
+    const std::string text = h.dump();
+    std::string bytes = whole.substr(0, 12);
+    put_le<std::uint32_t>(bytes, static_cast<std::uint32_t>(text.size()));
+    bytes += text;
+    put_le<std::uint32_t>(bytes, static_cast<std::uint32_t>(crc32(0, reinterpret_cast<const Bytef*>(text.data()),
+                                                                   static_cast<uInt>(text.size()))));
+    write_bytes(t.path(), bytes + rest);
+    INFO(key);
+    CHECK_THROWS_WITH(profiler::TraceReader(t.path()), t.path() + ": corrupt header: " + why);
+  }
 }

@@ -6,6 +6,8 @@
 #include <cerrno>
 #include <cstring>
 #include <nlohmann/json.hpp>
+#include <stdexcept>
+#include <type_traits>
 
 #include "chunk_io.hpp"
 #include "memlens/common/mapped_file.hpp"
@@ -19,13 +21,22 @@ using namespace chunk_io;
 
 namespace {
 
+// A whole number of the header: a float there (1.8e24) would be cast out of range.
+template <class T>
+T whole(const nlohmann::json& j, const char* key) {
+  const nlohmann::json& v = j.at(key);
+  if (!v.is_number_integer() || (std::is_unsigned_v<T> && !v.is_number_unsigned()))
+    throw std::invalid_argument(std::string(key) + " is not a whole number" + (std::is_unsigned_v<T> ? " from 0" : ""));
+  return v.get<T>();
+}
+
 TraceHeader parse_header(const nlohmann::json& j) {
   TraceHeader h;
   h.program = j.at("program").get<std::string>();
-  h.pid = j.at("pid").get<std::int64_t>();
+  h.pid = whole<std::int64_t>(j, "pid");
   h.clock = j.at("clock").get<std::string>();
-  h.start_unix_ns = j.at("start_unix_ns").get<std::int64_t>();
-  for (auto& d : j.at("devices")) h.devices.push_back({d.at("name").get<std::string>(), d.at("capacity").get<std::uint64_t>()});
+  h.start_unix_ns = whole<std::int64_t>(j, "start_unix_ns");
+  for (auto& d : j.at("devices")) h.devices.push_back({d.at("name").get<std::string>(), whole<std::uint64_t>(d, "capacity")});
   h.allocator_config = j.at("allocator_config").get<std::string>();
   h.notes = j.at("notes").get<std::string>();
   h.ends_mid_run = j.value("ends_mid_run", false);
@@ -104,6 +115,8 @@ TraceReader::TraceReader(MappedFile file, const std::string& name)
   try {
     header_ = parse_header(nlohmann::json::parse(json, json + json_len));
   } catch (const nlohmann::json::exception& e) {
+    throw TraceError(path + ": corrupt header: " + e.what());
+  } catch (const std::invalid_argument& e) {
     throw TraceError(path + ": corrupt header: " + e.what());
   }
 
