@@ -45,8 +45,13 @@ class RecorderTrace {
                const std::string& file, std::uint32_t line, std::uint8_t device = 1) {
     write(t_ns, device, EventKind::SegmentAlloc, profiler::SegmentEvent{.address = address, .size = bytes});
     write(t_ns, device, EventKind::Alloc,
-          profiler::AllocEvent{.address = address, .segment = address, .size = bytes, .requested = bytes, .storage = id,
-                               .category = c, .site = writer_.intern_site(file, line, "f", profiler::Language::Python)});
+          profiler::AllocEvent{.address = address,
+                               .segment = address,
+                               .size = bytes,
+                               .requested = bytes,
+                               .storage = id,
+                               .category = c,
+                               .site = writer_.intern_site(file, line, "f", profiler::Language::Python)});
   }
   void free(std::uint64_t t_ns, std::uint64_t address, std::uint64_t bytes, std::uint64_t id, std::uint8_t device = 1) {
     const profiler::FreeEvent f{.address = address, .size = bytes, .storage = id};
@@ -65,10 +70,10 @@ class RecorderTrace {
     write(t_ns, 1, EventKind::Category, profiler::CategoryEvent{.storage = id, .category = c});
   }
   void oom(std::uint64_t t_ns, std::uint64_t requested, const std::string& file, std::uint32_t line) {
-    write(t_ns, 1, EventKind::Oom,
-          profiler::FailureEvent{.size = requested,
-                                 .requested = requested,
-                                 .site = writer_.intern_site(file, line, "f", profiler::Language::Python)});
+    write(
+        t_ns, 1, EventKind::Oom,
+        profiler::FailureEvent{
+            .size = requested, .requested = requested, .site = writer_.intern_site(file, line, "f", profiler::Language::Python)});
   }
   void close() { writer_.close(); }
 

@@ -530,3 +530,29 @@ TEST_CASE("a block of 2^64-1 bytes is reported, not a crash: the timeline's bars
   CHECK_THAT(text, Catch::Contains("sim:0 allocated, 0 to 16777216.00 TiB: "));
   CHECK_THAT(text, Catch::Contains("█"));  // the block's bucket is the highest
 }
+
+TEST_CASE("a block replaced at its address without a free: a later role for the old storage changes nothing", "[hostile]") {
+  // Storage 1's free was lost; storage 2 took its address, then was freed. A category event
+  // naming storage 1 then found no block (absl's btree_map::at threw).
+  TraceBuilder t("replaced-block");
+  auto site = t.site(3);
+  t.segment(0x1000, 1 << 20);
+  t.alloc(0x1000, 4096, site, 1);
+  t.alloc(0x1000, 8192, site, 2);
+  t.category(2, Category::Activation);
+  t.free(0x1000, 8192);
+  t.category(1, Category::Parameter);
+  t.alloc(0x1000, 512, site, 3);
+  t.category(1, Category::Gradient);  // names no block: storage 3 keeps its role
+  Report r;
+  REQUIRE_NOTHROW(r = analyze(t.read()));
+  REQUIRE(r.devices.size() == 1);
+  CHECK(r.devices[0].peak_allocated.allocated == 8192);
+  CHECK(r.devices[0].final_allocated == 512);
+  const auto& at_peak = r.devices[0].peak_allocated.by_category;
+  REQUIRE(at_peak.size() == 1);
+  CHECK(at_peak[0].category == Category::Activation);
+  REQUIRE(r.leaks.alive_at_end.size() == 1);
+  CHECK(r.leaks.alive_at_end[0].category == Category::Unknown);
+  CHECK(r.leaks.alive_at_end[0].bytes == 512);
+}

@@ -91,8 +91,8 @@ TEST_CASE("the history file and a file a failed record names are inputs too, nev
   write_bytes(script, "print('the script')\n");
   r = run("record -o " + quote(program) + " -- " + quote(program) + " 3");
   CHECK(r.status == 2);
-  CHECK(r.out == "memlens: record: the trace " + program + " is the program (" + program +
-                     "): give the trace a file of its own\n");
+  CHECK(r.out ==
+        "memlens: record: the trace " + program + " is the program (" + program + "): give the trace a file of its own\n");
   CHECK(fs::file_size(program) == program_bytes);
   r = run("record -o " + quote(script) + " -- python3 " + quote(script));
   CHECK(r.status == 2);
@@ -147,8 +147,10 @@ TEST_CASE("memlens refuses numbers that would fool a gate, before any output", "
       {"check " + t + " --max-peak 99999999999TiB", "memlens: --max-peak: invalid byte size '99999999999TiB' (too large)\n"},
       {"replay " + t + " --capacity 0", "memlens: --capacity: 0 is too small (at least 1 bytes)\n"},
       // Every number flag through the one reader: no hex, no spaces, and empty is not absent.
-      {"record --stack-depth 0x10 -- true", "memlens: --stack-depth: invalid count '0x10' (expected a whole number from 1 to 32)\n"},
-      {"record --stack-depth ' 5' -- true", "memlens: --stack-depth: invalid count ' 5' (expected a whole number from 1 to 32)\n"},
+      {"record --stack-depth 0x10 -- true",
+       "memlens: --stack-depth: invalid count '0x10' (expected a whole number from 1 to 32)\n"},
+      {"record --stack-depth ' 5' -- true",
+       "memlens: --stack-depth: invalid count ' 5' (expected a whole number from 1 to 32)\n"},
       {"check " + t + " --max-peak ''", "memlens: --max-peak: invalid byte size '' (expected e.g. 16GiB, 512MiB or 1048576)\n"},
       {"replay " + t + " --capacity ''", "memlens: --capacity: invalid byte size '' (expected e.g. 16GiB, 512MiB or 1048576)\n"},
       {"check " + t + " --max-peak 1KiB --junit /proc/memlens-cannot-write-here.xml",
@@ -231,4 +233,38 @@ TEST_CASE("a recorder that cannot write says so once and lets the program run on
   CHECK(rec.status == 2);
   CHECK(rec.out == "memlens: /dev/full: not a regular file: give a file to write the trace to\n");
   CHECK(fs::exists("/dev/full"));
+}
+
+TEST_CASE("bytes that are not UTF-8 in a trace's strings come out as U+FFFD in every JSON output", "[cli][hostile]") {
+  TraceBuilder t("not-utf8");
+  const std::uint32_t site = t.writer().intern_site("caf\xe9.py", 7, "m\xff", memlens::profiler::Language::Python);
+  t.segment(0x1000, 1 << 20);
+  t.alloc(0x1000, 4096, site);
+  t.read();
+  const std::string trace = t.path(), out = temp("not-utf8.out"), db = temp("not-utf8.sqlite");
+  const std::string replacement = "caf\xef\xbf\xbd.py";
+  for (const std::string args : {"report --format json %T", "report --format html %T -o %O", "export %T --json %O",
+                                 "export %T --chrome %O", "history add %T --commit abc --db %D"}) {
+    std::string a = args;
+    a.replace(a.find("%T"), 2, quote(trace));
+    if (auto at = a.find("%O"); at != std::string::npos) a.replace(at, 2, quote(out));
+    if (auto at = a.find("%D"); at != std::string::npos) a.replace(at, 2, quote(db));
+    Run r = run(a);
+    INFO(a << "\n" << r.out.substr(0, 400));
+    CHECK(r.status == 0);
+    if (args.find("history") != std::string::npos) {
+      CHECK(fs::exists(db));
+      continue;
+    }
+    const std::string text = args.find("%O") != std::string::npos ? slurp(out) : r.out;
+    if (args.find("chrome") != std::string::npos)
+      CHECK_NOTHROW(nlohmann::json::parse(text));  // names no site, but valid JSON (UTF-8) all the same
+    else CHECK(text.find(replacement) != std::string::npos);
+  }
+  // A history add that fails leaves no new database behind.
+  fs::remove(db);
+  Run r = run("history add " + quote(trace) + " --commit abc --device cuda:7 --db " + quote(db));
+  CHECK(r.status == 2);
+  CHECK_FALSE(fs::exists(db));
+  fs::remove(out);
 }

@@ -218,8 +218,8 @@ TEST_CASE("a header number that is not a whole number is a corrupt header, never
     std::string bytes = whole.substr(0, 12);
     put_le<std::uint32_t>(bytes, static_cast<std::uint32_t>(text.size()));
     bytes += text;
-    put_le<std::uint32_t>(bytes, static_cast<std::uint32_t>(crc32(0, reinterpret_cast<const Bytef*>(text.data()),
-                                                                   static_cast<uInt>(text.size()))));
+    put_le<std::uint32_t>(
+        bytes, static_cast<std::uint32_t>(crc32(0, reinterpret_cast<const Bytef*>(text.data()), static_cast<uInt>(text.size()))));
     write_bytes(t.path(), bytes + rest);
     INFO(key);
     CHECK_THROWS_WITH(profiler::TraceReader(t.path()), t.path() + ": corrupt header: " + why);

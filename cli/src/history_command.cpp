@@ -1,4 +1,6 @@
 // memlens history add|show: a program's memory across commits, kept in an SQLite file.
+#include <filesystem>
+
 #include "command.hpp"
 #include "exit_codes.hpp"
 #include "memlens/analysis/history.hpp"
@@ -25,14 +27,17 @@ class HistoryAddCommand final : public Command {
   int run() override {
     if (commit_.empty()) throw UsageError("history add: give --commit (e.g. --commit \"$(git rev-parse HEAD)\")");
     Report r = load_trace(run_file_).report;
+    std::error_code ec;
+    const bool existed = std::filesystem::exists(db_, ec);
     try {
-      RunHistory history(db_);
       HistoryRun run = history_run(r, commit_, device_);
+      RunHistory history(db_);
       history.add(run);
       std::printf("memlens: added %s at %s to %s: peak %s allocated on %s (run %lld of %s)\n", run_file_.c_str(), commit_.c_str(),
                   db_.c_str(), bytes_text(run.peak_allocated).c_str(), run.device.c_str(), static_cast<long long>(run.id),
                   run.program.c_str());
     } catch (const HistoryError& e) {
+      if (!existed) std::filesystem::remove(db_, ec);  // a failed add leaves no new database behind
       throw UsageError(e.what());
     }
     return kOk;

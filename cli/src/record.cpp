@@ -29,18 +29,17 @@ std::filesystem::path named_file(const std::string& word, bool program) {
   return {};
 }
 
-// Writing the trace over the program, or over a file it is handed, would destroy it.
+}  // namespace
+
 void refuse_trace_over_command(const std::string& trace, const std::vector<std::string>& command) {
   for (std::size_t i = 0; i < command.size(); ++i) {
     std::error_code ec;
     const std::filesystem::path file = named_file(command[i], i == 0);
     if (!file.empty() && std::filesystem::equivalent(trace, file, ec))
-      throw UsageError("record: the trace " + trace + " is " + (i == 0 ? "the program" : "an argument of the program") +
-                       " (" + command[i] + "): give the trace a file of its own");
+      throw UsageError("record: the trace " + trace + " is " + (i == 0 ? "the program" : "an argument of the program") + " (" +
+                       command[i] + "): give the trace a file of its own");
   }
 }
-
-}  // namespace
 
 RecordOutcome record_program(const RecordRequest& r) {
   if (r.command.empty()) throw UsageError("record: no program given (usage: memlens record [-o FILE] -- PROGRAM ARGS...)");
@@ -54,7 +53,6 @@ RecordOutcome record_program(const RecordRequest& r) {
   // A trace is read back after the run: a device or a pipe (/dev/full, /dev/stdout) cannot be.
   if (existed && !std::filesystem::is_regular_file(out.trace, ec))
     throw UsageError(out.trace + ": not a regular file: give a file to write the trace to");
-  if (existed) refuse_trace_over_command(out.trace, r.given_command.empty() ? r.command : r.given_command);
   int probe = ::open(out.trace.c_str(), O_WRONLY | O_CREAT, 0644);
   if (probe < 0) throw UsageError(out.trace + ": cannot write the trace: " + std::strerror(errno));
   ::close(probe);

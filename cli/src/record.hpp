@@ -12,9 +12,6 @@ namespace memlens::cli {
 
 struct RecordRequest {
   std::vector<std::string> command;  // program and its arguments
-  // The command as the user gave it, when `command` wraps it (a Python program's launch):
-  // the files the trace must not be written over. Empty: `command`'s.
-  std::vector<std::string> given_command;
   std::string output;                // "" = memlens-PROGRAM.memtrace
   bool stacks = false;
   int stack_depth = 0;                                           // 0 = the recorder's default
@@ -32,5 +29,10 @@ struct RecordOutcome {
 
 // Throws UsageError when the program cannot be started.
 RecordOutcome record_program(const RecordRequest& r);
+
+// Throws UsageError when writing `trace` would destroy the program `command` runs or a file
+// it is handed (`-o train.py -- python3 train.py`). Checked on the command as the user gave
+// it, before it is wrapped (a Python program's launch).
+void refuse_trace_over_command(const std::string& trace, const std::vector<std::string>& command);
 
 }  // namespace memlens::cli

@@ -70,12 +70,12 @@ class RecordCommand final : public Command {
     if (app_->count("--stack-depth")) request_.stack_depth = static_cast<int>(count_flag("--stack-depth", stack_depth_, 1, 32));
     if (cupti_) request_.cupti_library = cupti_library();
     std::vector<std::string> shown = request_.command;
+    if (!request_.output.empty()) refuse_trace_over_command(request_.output, request_.command);
     const std::vector<std::string> python_command = cupti_ ? std::vector<std::string>{} : as_python_command(request_.command);
     const bool python = !python_command.empty();
     if (python) {
       if (request_.output.empty()) request_.output = "memlens-" + python_program_name(python_command) + ".memtrace";
       PythonLaunch launch = python_launch(python_command, request_.output);
-      request_.given_command = request_.command;
       request_.command = launch.command;
       request_.environment = launch.environment;
     }

@@ -324,8 +324,8 @@ class AllocatorTraceMerge {
   std::unordered_set<std::uint8_t> covered_;      // devices the allocator's trace has events on
   std::unordered_set<std::uint8_t> oom_devices_;  // devices it saw an OOM on
   std::vector<Block> blocks_;
-  std::unordered_map<std::size_t, std::size_t> block_of_event_;                // snapshot event -> block
-  std::unordered_map<std::uint64_t, std::vector<std::size_t>> at_address_;      // key -> blocks, in time order
+  std::unordered_map<std::size_t, std::size_t> block_of_event_;             // snapshot event -> block
+  std::unordered_map<std::uint64_t, std::vector<std::size_t>> at_address_;  // key -> blocks, in time order
   std::vector<SeenStorage> seen_;
   std::unordered_map<std::uint64_t, std::size_t> matched_;  // storage -> index into seen_
   std::map<std::uint8_t, std::vector<OpSpan>> ops_;

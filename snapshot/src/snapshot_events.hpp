@@ -17,7 +17,7 @@ ImportSummary write_snapshot_events(const SnapshotRun& run, const ImportOptions&
 // are merged into): unset, times count from the first entry and devices keep their numbers.
 struct EventPlacement {
   std::function<std::uint64_t(std::uint64_t)> unix_us_to_trace_ns;  // an entry's time_us -> the trace's clock
-  std::vector<std::uint8_t> devices;                                  // the snapshot's device -> the trace's
+  std::vector<std::uint8_t> devices;                                // the snapshot's device -> the trace's
 };
 using EventSink = std::function<void(const profiler::Event&)>;
 

@@ -97,7 +97,7 @@ std::string baseline_json(const Baseline& b) {
                       {"peak_allocated", b.peak_allocated},
                       {"peak_reserved", b.peak_reserved},
                       {"leaked_bytes", b.leaked_bytes}};
-  return j.dump(2) + "\n";
+  return j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
 }
 
 Baseline parse_baseline(const std::string& text, const std::string& name) {

@@ -110,7 +110,7 @@ std::string render_diff(const ReportDiff& d, const std::string& format, const Re
                         {"new_sites", d.new_sites},
                         {"vanished_sites", d.vanished_sites},
                         {"findings", rows(d.findings)}};
-    return j.dump(2) + "\n";
+    return j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
   }
   std::vector<Block> blocks = layout_diff(d, o);
   return format == "markdown" ? render_markdown(blocks, "memlens diff") : render_text(blocks, o);

@@ -126,7 +126,8 @@ void RunHistory::add(HistoryRun& run) {
   sqlite3_bind_int64(s.get(), 5, static_cast<sqlite3_int64>(run.peak_allocated));
   sqlite3_bind_int64(s.get(), 6, static_cast<sqlite3_int64>(run.peak_reserved));
   sqlite3_bind_int64(s.get(), 7, static_cast<sqlite3_int64>(run.leaked_bytes));
-  std::string findings = nlohmann::json(run.findings).dump(), top = sites.dump();
+  std::string findings = nlohmann::json(run.findings).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace),
+              top = sites.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
   sqlite3_bind_text(s.get(), 8, findings.c_str(), -1, SQLITE_TRANSIENT);
   sqlite3_bind_text(s.get(), 9, top.c_str(), -1, SQLITE_TRANSIENT);
   s.step();

@@ -62,6 +62,7 @@ const LiveBlock* LiveMemory::apply(const profiler::Event& e, SiteId site, std::u
       d.touched = true;
       if (auto old = d.blocks.find(a.address); old != d.blocks.end()) {  // a free the trace lost
         account(old->second, -1);
+        if (old->second.storage) storage_.erase(old->second.storage), views_.erase(old->second.storage);
         d.blocks.erase(old);
       }
       LiveBlock b;
@@ -93,7 +94,9 @@ const LiveBlock* LiveMemory::apply(const profiler::Event& e, SiteId site, std::u
     case EventKind::Category: {
       auto s = storage_.find(e.category.storage);
       if (s == storage_.end()) return nullptr;
-      LiveBlock& b = devices_[s->second.first].blocks.at(s->second.second);
+      auto it = devices_[s->second.first].blocks.find(s->second.second);
+      if (it == devices_[s->second.first].blocks.end() || it->second.storage != e.category.storage) return nullptr;
+      LiveBlock& b = it->second;
       account(b, -1);
       b.category = e.category.category;
       account(b, +1);

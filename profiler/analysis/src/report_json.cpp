@@ -275,7 +275,7 @@ std::string render_json(const std::vector<Report>& reports, const RenderOptions&
   json sections = json::array();
   for (Section s : options.sections) sections.push_back(section_name(s));
   json doc = {{"schema_version", kReportSchemaVersion}, {"tool", "memlens"}, {"sections", sections}, {"traces", traces}};
-  return doc.dump(2) + "\n";
+  return doc.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
 }
 
 }  // namespace memlens::analysis

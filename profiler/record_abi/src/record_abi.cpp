@@ -142,9 +142,8 @@ int memlens_abi_open(const char* path, const char* program, const char* devices,
     return fail(e.what());
   }
   r.path = path;
-  const auto unix_ns = std::chrono::duration_cast<std::chrono::nanoseconds>(
-                           std::chrono::system_clock::now().time_since_epoch())
-                           .count();
+  const auto unix_ns =
+      std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::system_clock::now().time_since_epoch()).count();
   r.trace_minus_unix_ns = static_cast<std::int64_t>(now_ns()) - static_cast<std::int64_t>(unix_ns);
   r.devices = list.size();
   r.live_bytes.assign(list.size(), 0);
@@ -187,8 +186,8 @@ int memlens_abi_close_with_allocator_trace(const char* snapshot_path) {
     const memlens::MappedFile snapshot(snapshot_path);
     const std::string_view bytes(snapshot.data(), snapshot.size());
     const TraceReader recorded(path);
-    memlens::snapshot::merge_allocator_trace(recorded, bytes, memlens::snapshot::sniff_snapshot(bytes.substr(0, 64)),
-                                             offset, merged);
+    memlens::snapshot::merge_allocator_trace(recorded, bytes, memlens::snapshot::sniff_snapshot(bytes.substr(0, 64)), offset,
+                                             merged);
   } catch (const std::exception& e) {
     std::remove(merged.c_str());
     fail(std::string("the CUDA caching allocator's trace was not merged: ") + e.what());
@@ -297,8 +296,9 @@ void memlens_abi_copy(uint8_t dst_device, uint64_t dst_address, uint8_t src_devi
 
 void memlens_abi_oom(uint8_t device, uint64_t requested, uint32_t site, uint32_t stack) {
   const std::uint64_t live = live_bytes(device);
-  emit(EventKind::Oom, device,
-       FailureEvent{.size = requested, .requested = requested, .reserved = live, .allocated = live, .site = site, .stack = stack});
+  emit(
+      EventKind::Oom, device,
+      FailureEvent{.size = requested, .requested = requested, .reserved = live, .allocated = live, .site = site, .stack = stack});
 }
 
 void memlens_abi_step(uint64_t number) { emit(EventKind::Step, 0, StepEvent{.number = number}); }

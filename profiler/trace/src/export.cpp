@@ -104,7 +104,7 @@ void export_chrome_trace(const TraceReader& r, std::ostream& out) {
   json doc = {{"traceEvents", events},
               {"displayTimeUnit", "ns"},
               {"metadata", {{"program", r.header().program}, {"allocator_config", r.header().allocator_config}}}};
-  out << doc.dump() << "\n";
+  out << doc.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
 }
 
 namespace {
@@ -150,7 +150,7 @@ void export_json_events(const TraceReader& r, std::ostream& out) {
     if (e.kind == EventKind::Op) j["inputs"] = json::array();
     JsonFields io{r, j};
     event_fields::fields(io, const_cast<Event&>(e));  // JsonFields only reads
-    out << j.dump() << "\n";
+    out << j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
   });
 }
 

@@ -52,7 +52,7 @@ TraceWriter::TraceWriter(int fd, const std::string& name, const TraceHeader& hea
 
 TraceWriter::TraceWriter(std::FILE* file, const std::string& name, const TraceHeader& header, std::size_t events_per_chunk)
     : file_(file), path_(name), events_per_chunk_(std::clamp<std::size_t>(events_per_chunk, 1, kMaxChunkEvents)) {
-  std::string json = header_json(header).dump();
+  std::string json = header_json(header).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
   std::string out(kTraceMagic, sizeof kTraceMagic);
   chunk_io::put<std::uint32_t>(out, kFormatVersion);
   chunk_io::put<std::uint32_t>(out, static_cast<std::uint32_t>(json.size()));
