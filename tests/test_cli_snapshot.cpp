@@ -230,6 +230,19 @@ TEST_CASE("snapshots: hostile input gets one line with where, exit 2, and no cod
       {"{\"segments\": 7}", "segments: expected a list, found int"},
       {"{\"device_traces\": [[{\"action\": \"alloc\", \"addr\": -5, \"size\": 1}]]}",
        "device_traces[0][0].addr: expected a non-negative int, found -5"},
+      {"{\"device_traces\": [[{\"action\": \"alloc\", \"addr\": 5, \"size\": 1, \"stream\": -1}]]}",
+       "device_traces[0][0].stream: expected a non-negative int, found -1"},
+      {"{\"device_traces\": [], \"external_annotations\": [{\"stage\": \"START\", \"name\": \"a\", \"device\": -2}]}",
+       "external_annotations[0].device: expected a non-negative int, found -2"},
+      // Three million empty dicts in 9 MB (a real snapshot takes about its own size in memory).
+      {"[" +
+           [] {
+             std::string dicts;
+             for (int i = 0; i < 3'000'000; ++i) dicts += "{},";
+             return dicts;
+           }() +
+           "{}]",
+       "the document holds more values than its size allows (over 68 MiB in memory): not a snapshot"},
       {"{\"segments\": [",
        "JSON offset 15: syntax error while parsing value - unexpected end of input; expected '[', "
        "'{', or a literal"},

@@ -120,3 +120,24 @@ TEST_CASE("pickle: the real snapshots in ../shared parse, frames shared through 
     CHECK(doc.value_count() < data.size() / 4);
   }
 }
+
+TEST_CASE("pickle: a long list of single APPENDs reads in one pass; memory stays a small multiple of the file",
+          "[snapshot][hostile]") {
+  // 3,000,000 APPENDs (9 MB): each used to hash the whole list again (10 MB took over 10 s).
+  constexpr std::size_t kItems = 3'000'000;
+  std::string appends = bytes({0x80, 4, 0x5d});  // PROTO 4, EMPTY_LIST
+  appends.reserve(3 + kItems * 3 + 1);
+  for (std::size_t i = 0; i < kItems; ++i) appends += bytes({0x4b, static_cast<int>(i % 256), 0x61});  // BININT1 i, APPEND
+  appends += '.';
+  const PyDocument list(appends);
+  REQUIRE(list.root().size() == kItems);
+  CHECK(list.root().items()[kItems - 1]->integer == static_cast<std::int64_t>((kItems - 1) % 256));
+
+  // 20 MB of empty dicts or of None: one value per byte, refused with a line rather than
+  // read into gigabytes (1.33 GB and 1.65 GB resident before).
+  const std::string message = "the document holds more values than its size allows (over 152 MiB in memory): not a snapshot";
+  for (int opcode : {0x7d, 0x4e}) {
+    std::string flood = bytes({0x80, 4}) + std::string(20'000'000, static_cast<char>(opcode)) + ".";
+    CHECK_THROWS_WITH(PyDocument(flood), message);
+  }
+}

@@ -6,6 +6,7 @@
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
+#include <new>
 
 #include "memlens/snapshot/py_document.hpp"
 #include "memlens/trace/trace_format.hpp"
@@ -81,6 +82,8 @@ snapshot::ImportSummary InputFile::import(const snapshot::OpenTraceWriter& open_
                                      [&](std::size_t consumed) { file_.release_before(consumed); });
   } catch (const snapshot::SnapshotError& e) {
     throw InputError(path_ + ": " + e.what());
+  } catch (const std::bad_alloc&) {
+    throw InputError(path_ + ": out of memory reading it");
   }
 }
 

@@ -169,8 +169,11 @@ class PickleParser {
           if (stack_.size() < 2) fail(op_at, "APPEND on a stack of " + std::to_string(stack_.size()));
           const PyValue* v = pop();
           PyValue* list = container(Kind::List, op_at);
-          items_to_change(list).push_back(v);
-          share(list);
+          auto& items = items_to_change(list);
+          items.push_back(v);
+          // Only a list of one is shared here (what a pickler writes with APPEND): hashing a
+          // list at every APPEND made a long one quadratic.
+          if (items.size() == 1) share(list);
           break;
         }
         case 0x65: {  // APPENDS

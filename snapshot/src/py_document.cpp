@@ -60,11 +60,24 @@ std::uint64_t PyValue::as_u64() const {
                       (kind == Kind::Int ? std::to_string(integer) : std::string(kind_name(kind))));
 }
 
-PyDocument::PyDocument(std::string_view bytes, Encoding encoding, const Progress& progress) {
+// Each value: itself, a container if it is one, and its place in a container, the stack or the memo.
+constexpr std::size_t kValueCost = sizeof(PyValue) + sizeof(void*);
+constexpr std::size_t kMemoryPerInputByte = 8, kMemoryFloor = 64 << 20;
+
+PyDocument::PyDocument(std::string_view bytes, Encoding encoding, const Progress& progress)
+    : budget_(std::max(kMemoryFloor, bytes.size() * kMemoryPerInputByte)) {
   root_ = encoding == Encoding::Pickle ? read_pickle(*this, bytes, progress) : read_json(*this, bytes);
 }
 
+void PyDocument::charge(std::size_t bytes) {
+  used_ += bytes;
+  if (used_ > budget_)
+    throw SnapshotError("the document holds more values than its size allows (over " + std::to_string(budget_ >> 20) +
+                        " MiB in memory): not a snapshot");
+}
+
 PyValue* PyDocument::make(Kind k) {
+  charge(kValueCost);
   PyValue& v = values_.emplace_back();
   v.kind = k;
   if (v.is_container()) v.container = new_container();
@@ -72,6 +85,7 @@ PyValue* PyDocument::make(Kind k) {
 }
 
 PyContainer* PyDocument::new_container() {
+  charge(sizeof(PyContainer));
   if (spare_.empty()) return &containers_.emplace_back();
   PyContainer* c = spare_.back();
   spare_.pop_back();
@@ -93,6 +107,7 @@ PyValue* PyDocument::make_text(Kind k, std::string_view text) {
     text_at_ = text_blocks_.back().get();
     text_left_ = n;
   }
+  charge(text.size());
   PyValue* v = make(k);
   if (!text.empty()) std::memcpy(text_at_, text.data(), text.size());
   v->chars = text_at_;
@@ -105,6 +120,7 @@ PyValue* PyDocument::make_text(Kind k, std::string_view text) {
 std::vector<const PyValue*>& PyDocument::change(PyValue* v) {
   if (v->container->shared) {
     const std::vector<const PyValue*>& items = v->container->items;
+    charge(items.size() * sizeof(void*));
     v->container = new_container();
     v->container->items = items;
   }

@@ -206,7 +206,7 @@ class SnapshotReader {
       }
       e.addr = u64(t.get("addr"), at(w, "addr"));
       e.size = u64(t.get("size"), at(w, "size"));
-      if (const PyValue* s = t.get("stream")) e.stream = stream(s->is(Kind::Int) ? s->as_u64() : 0);
+      if (const PyValue* s = t.get("stream")) e.stream = stream(s->is(Kind::Int) ? u64(s, at(w, "stream")) : 0);
       if (e.action == Action::Oom) {
         if (const PyValue* f = t.get("device_free")) e.extra = u64(f, at(w, "device_free"));
       }
@@ -232,7 +232,7 @@ class SnapshotReader {
       e.extra = names_.size();
       names_.emplace_back(text(a.get("name"), at(w, "name")));
       std::uint64_t dev = 0;
-      if (const PyValue* d = a.get("device"); d && d->is(Kind::Int)) dev = d->as_u64();
+      if (const PyValue* d = a.get("device"); d && d->is(Kind::Int)) dev = u64(d, at(w, "device"));
       device(dev, at(w, "device"));
       e.device = static_cast<std::uint8_t>(dev);
       const PyValue* time = a.get("time_us");

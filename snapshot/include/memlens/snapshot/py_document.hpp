@@ -93,6 +93,11 @@ class PyDocument {
   void recycle(PyContainer* c);
   PyContainer* new_container();
 
+  // What the values may take, a small multiple of the input (a real snapshot takes about
+  // its own size): a document of millions of empty dicts is refused, not read into gigabytes.
+  void charge(std::size_t bytes);
+  std::size_t budget_ = 0, used_ = 0;
+
   std::deque<PyValue> values_;  // stable addresses
   std::deque<PyContainer> containers_;
   std::vector<PyContainer*> spare_;                   // recycled containers
