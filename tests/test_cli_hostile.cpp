@@ -268,3 +268,16 @@ TEST_CASE("bytes that are not UTF-8 in a trace's strings come out as U+FFFD in e
   CHECK_FALSE(fs::exists(db));
   fs::remove(out);
 }
+
+TEST_CASE("replay reserves no address space for the device it simulates: it runs under a ulimit -v", "[cli][hostile]") {
+#ifdef MEMLENS_SANITIZED
+  WARN("skipped: a sanitized memlens maps terabytes of shadow memory, which no ulimit -v allows");
+  return;
+#endif
+  // A 16 GiB device used to reserve 128 GiB of addresses up front; its bytes are never touched.
+  Run r = run_command("ulimit -v 1000000 && " + quote(MEMLENS_BIN) + " replay " + quote(lr()) +
+                      " --capacity 16GiB --alloc-conf expandable_segments:True");
+  INFO(r.out);
+  CHECK(r.status == 0);
+  CHECK(r.out.find("change: peak reserved") != std::string::npos);
+}

@@ -48,20 +48,27 @@ std::size_t HostSource::used() const {
 
 // ---- SimSource
 
-SimSource::SimSource(std::size_t capacity) : capacity_(capacity / kAlignment * kAlignment) {
+SimSource::SimSource(std::size_t capacity, Backing backing) : capacity_(capacity / kAlignment * kAlignment), backing_(backing) {
   if (capacity_ == 0) throw DeviceError("sim: capacity must be at least 512 bytes");
   if (capacity_ > (std::size_t{1} << 44) / kAddressSpaceFactor)
     throw DeviceError("sim: capacity " + std::to_string(capacity_) + " bytes is more than 2 TiB");
-  // Reserve the whole virtual range now; pages become real only when written.
   range_ = capacity_ * kAddressSpaceFactor;
+  free_.emplace(0, range_);
+  if (backing_ == Backing::None) {
+    base_ = reinterpret_cast<char*>(std::uintptr_t{1} << 45);  // addresses as a device's look, never dereferenced
+    next_range_ = range_;
+    return;
+  }
+  // Reserve the whole virtual range now; pages become real only when written.
   void* p = mmap(nullptr, range_, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
   if (p == MAP_FAILED)
     throw DeviceError("sim: cannot reserve " + std::to_string(range_) + " bytes of address space: " + std::strerror(errno));
   base_ = static_cast<char*>(p);
-  free_.emplace(0, range_);
 }
 
-SimSource::~SimSource() { munmap(base_, range_); }
+SimSource::~SimSource() {
+  if (backing_ == Backing::HostPages) munmap(base_, range_);
+}
 
 void* SimSource::acquire(std::size_t bytes) {
   std::size_t need = (bytes + kAlignment - 1) / kAlignment * kAlignment;
@@ -88,7 +95,7 @@ void SimSource::release(void* ptr, std::size_t bytes) {
   std::size_t page = static_cast<std::size_t>(sysconf(_SC_PAGESIZE));
   std::size_t first = (offset + page - 1) / page * page;
   std::size_t last = (offset + len) / page * page;
-  if (last > first) madvise(base_ + first, last - first, MADV_DONTNEED);
+  if (last > first && backing_ == Backing::HostPages) madvise(base_ + first, last - first, MADV_DONTNEED);
 
   std::lock_guard lock(mu_);
   used_ -= len;
@@ -108,6 +115,12 @@ void SimSource::release(void* ptr, std::size_t bytes) {
 }
 
 void* SimSource::reserve_range(std::size_t bytes) {
+  if (backing_ == Backing::None) {
+    std::lock_guard lock(mu_);
+    char* at = base_ + next_range_;
+    next_range_ += (bytes + kAlignment - 1) / kAlignment * kAlignment;
+    return at;
+  }
   void* p = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
   return p == MAP_FAILED ? nullptr : p;
 }
@@ -120,12 +133,14 @@ bool SimSource::map(void*, std::size_t bytes) {
 }
 
 void SimSource::unmap(void* at, std::size_t bytes) {
-  madvise(at, bytes, MADV_DONTNEED);
+  if (backing_ == Backing::HostPages) madvise(at, bytes, MADV_DONTNEED);
   std::lock_guard lock(mu_);
   used_ -= bytes;
 }
 
-void SimSource::release_range(void* base, std::size_t bytes) { munmap(base, bytes); }
+void SimSource::release_range(void* base, std::size_t bytes) {
+  if (backing_ == Backing::HostPages) munmap(base, bytes);
+}
 
 std::size_t SimSource::used() const {
   std::lock_guard lock(mu_);

@@ -75,7 +75,7 @@ std::vector<ReplayRequest> parse_replay(std::istream& in, const std::string& nam
 }
 
 ReplayResult replay(const std::vector<ReplayRequest>& requests, const ReplayOptions& options) {
-  CachingAllocator alloc(std::make_unique<SimSource>(options.capacity), options.config);
+  CachingAllocator alloc(std::make_unique<SimSource>(options.capacity, SimSource::Backing::None), options.config);
   OomLog oom_log;
   alloc.add_observer(&oom_log);
   ReplayResult r;

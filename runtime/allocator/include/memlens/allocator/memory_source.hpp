@@ -61,7 +61,11 @@ class HostSource final : public MemorySource {
 // mix with the host's) and handed out first-fit; released pages go back to the OS.
 class SimSource final : public MemorySource {
  public:
-  explicit SimSource(std::size_t capacity);
+  // Backing::None hands out addresses only, with no host memory or address space behind
+  // them: for replays, which decide where blocks go and never touch their bytes (the
+  // range reserved otherwise, 8x the capacity, fails under a `ulimit -v`).
+  enum class Backing : std::uint8_t { HostPages, None };
+  explicit SimSource(std::size_t capacity, Backing backing = Backing::HostPages);
   ~SimSource() override;
   SimSource(const SimSource&) = delete;
   SimSource& operator=(const SimSource&) = delete;
@@ -88,6 +92,8 @@ class SimSource final : public MemorySource {
   char* base_ = nullptr;
   std::size_t capacity_;
   std::size_t range_;  // bytes of virtual address space reserved
+  Backing backing_;
+  std::size_t next_range_ = 0;  // Backing::None: where the next expandable range starts, past range_
   mutable std::mutex mu_;
   std::map<std::size_t, std::size_t> free_;  // offset -> length, coalesced
   std::size_t used_ = 0;
