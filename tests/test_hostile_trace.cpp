@@ -225,3 +225,18 @@ TEST_CASE("a header number that is not a whole number is a corrupt header, never
     CHECK_THROWS_WITH(profiler::TraceReader(t.path()), t.path() + ": corrupt header: " + why);
   }
 }
+
+TEST_CASE("a stack whose frame deltas overflow 64 bits reads as frames of no site", "[hostile]") {
+  // Two deltas of INT64_MAX (zigzag 2^64-2): adding them overflowed a signed sum (UBSan).
+  TraceBuilder t("hostile-stack");
+  const std::string prefix = before_footer(three_chunks(t));
+  std::string raw;
+  raw += '\x01';                                                         // first id
+  raw += '\x03';                                                         // three frames
+  const std::string delta = "\xfe\xff\xff\xff\xff\xff\xff\xff\xff\x01";  // varint 2^64 - 2
+  raw += delta + delta + delta;
+  write_bytes(t.path(), prefix + chunk_bytes(5, 0, 1, 0, static_cast<std::uint32_t>(raw.size()), raw));
+  profiler::TraceReader r(t.path());
+  CHECK(r.problem().find("without a footer") != std::string::npos);  // the stack table is whole
+  CHECK(r.stack_sites(1) == std::vector<std::uint32_t>{0, 0, 0});
+}

@@ -75,8 +75,10 @@ struct TableDecoder {
     if (depth > kMaxStackFrames) throw TraceError("stack deeper than 1024 frames");
     std::int64_t prev = 0;
     for (std::uint64_t k = 0; k < depth; ++k) {
-      // A frame past the site table reads as "none", like any id.
-      prev += codec::unzigzag(in.varint());
+      // A frame past the site table reads as "none", like any id. Added as unsigned: a
+      // crafted delta must wrap, not overflow (signed overflow is undefined).
+      prev =
+          static_cast<std::int64_t>(static_cast<std::uint64_t>(prev) + static_cast<std::uint64_t>(codec::unzigzag(in.varint())));
       f.push_back(prev > 0 && prev <= 0xffffffff ? static_cast<std::uint32_t>(prev) : 0);
     }
   }
