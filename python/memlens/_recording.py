@@ -9,6 +9,7 @@ recording, or by a path the mode does not see, such as `torch.from_numpy`). Step
 `optimizer.step()` of any `torch.optim.Optimizer`, or `memlens.step()`.
 """
 import sys
+import time
 
 import torch
 
@@ -52,6 +53,7 @@ class Recording:
         Recording.current = self
         self._hook_optimizers()
         self._hook_backward()
+        self._hook_process_groups()
         self._saved_hooks.__enter__()
         self._mode.__enter__()
 
@@ -136,6 +138,25 @@ class Recording:
         torch.autograd.backward, torch.autograd.grad = backward, grad
         self._undo.append(lambda: (setattr(torch.autograd, "backward", original_backward),
                                    setattr(torch.autograd, "grad", original_grad)))
+
+    # A tensor an op hands back through the dispatch mode keeps its Python object while C++
+    # holds it, and freeing that object takes the GIL. A gloo worker thread that drops the
+    # last reference to a collective's tensor just after the work completes then waits for
+    # the GIL, while the main thread, holding it, destroys the process group and joins that
+    # worker (PyTorch 1.13's ~ProcessGroupGloo): a deadlock at the program's end. Before a
+    # process group is destroyed, the GIL is let go a moment so the workers finish.
+    def _hook_process_groups(self):
+        dist = getattr(torch, "distributed", None)
+        destroy = getattr(dist, "destroy_process_group", None) if dist is not None and dist.is_available() else None
+        if destroy is None:
+            return
+
+        def destroy_process_group(*args, **kwargs):
+            time.sleep(0.05)
+            return destroy(*args, **kwargs)
+
+        dist.destroy_process_group = destroy_process_group
+        self._undo.append(lambda: setattr(dist, "destroy_process_group", destroy))
 
     # Steps: after each optimizer step, its parameters, gradients and state get their
     # roles, then the step boundary is written.
