@@ -1,10 +1,13 @@
 // Fuzz target: PyTorch snapshots, pickle or JSON, read and converted into a trace that is
-// then read back. Any bytes end in a SnapshotError or a trace: never a crash, a hang, code
-// run, or memory beyond a few values per byte.
+// then read back, analysed and rendered as the commands do (text, JSON, HTML). Any bytes
+// end in a SnapshotError or a report: never a crash, a hang, code run, or memory beyond a
+// few values per byte.
 #include <sys/mman.h>
 #include <unistd.h>
 
 #include <cstdint>
+#include <memlens/analysis/analyze.hpp>
+#include <memlens/analysis/render.hpp>
 #include <memlens/trace/trace_reader.hpp>
 #include <memlens/snapshot/py_document.hpp>
 #include <memlens/snapshot/snapshot_import.hpp>
@@ -28,6 +31,10 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     memlens::profiler::TraceReader reader(trace);
     std::size_t n = 0;
     reader.for_each([&](const memlens::profiler::Event& e) { n += reader.stack(e.stack()).size() + (e.site() != 0); });
+    const std::vector<memlens::analysis::Report> reports{memlens::analysis::analyze(reader)};
+    const memlens::analysis::RenderOptions ro;
+    n += memlens::analysis::render_text(reports, ro).size() + memlens::analysis::render_json(reports, ro).size() +
+         memlens::analysis::render_html(reports, ro).size();
     volatile std::size_t keep = n;  // keeps the work from being optimised away
     (void)keep;
   } catch (const SnapshotError&) {
