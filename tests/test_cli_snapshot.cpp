@@ -247,6 +247,10 @@ TEST_CASE("snapshots: hostile input gets one line with where, exit 2, and no cod
        "JSON offset 15: syntax error while parsing value - unexpected end of input; expected '[', "
        "'{', or a literal"},
       {std::string(100, '[') + std::string(100, ']'), "JSON: nested deeper than 64 levels"},
+      // A byte that is not UTF-8: the whole reason, the byte quoted as text (was: "'\"" and the raw byte).
+      {"{\"segments\": [\"\xff\xfe\"]}",
+       "JSON offset 16: syntax error while parsing value - invalid string: ill-formed UTF-8 byte; last read: "
+       "'\"\\xff'"},
   };
   for (const Case& c : cases) {
     INFO(c.message);

@@ -1,6 +1,7 @@
 // The JSON form of a snapshot, read with nlohmann's SAX parser straight into the
 // document's arena: no intermediate json tree, and nesting bounded so a hostile file
 // cannot exhaust the stack or the heap beyond its own size.
+#include <cstdio>
 #include <nlohmann/json.hpp>
 
 #include "document_readers.hpp"
@@ -48,10 +49,20 @@ class JsonBuilder final : public nlohmann::json_sax<nlohmann::json> {
   bool start_array(std::size_t) override { return open(Kind::List); }
   bool end_array() override { return close(); }
   bool parse_error(std::size_t position, const std::string&, const nlohmann::detail::exception& e) override {
-    // nlohmann's message repeats the position; keep its reason only.
-    std::string why = e.what();
-    if (auto colon = why.rfind(": "); colon != std::string::npos) why = why.substr(colon + 2);
-    throw SnapshotError("JSON offset " + std::to_string(position) + ": " + why);
+    // nlohmann's message repeats the position before its first ": "; keep the reason whole,
+    // and the input bytes it quotes as text (a byte that is not UTF-8 as \xNN).
+    std::string why = e.what(), shown;
+    if (auto colon = why.find(": "); colon != std::string::npos) why = why.substr(colon + 2);
+    for (unsigned char c : why) {
+      if (c >= 0x20 && c < 0x7f) {
+        shown += static_cast<char>(c);
+      } else {
+        char hex[5];
+        std::snprintf(hex, sizeof hex, "\\x%02x", c);
+        shown += hex;
+      }
+    }
+    throw SnapshotError("JSON offset " + std::to_string(position) + ": " + shown);
   }
 
  private:
