@@ -58,8 +58,12 @@ void write_trace(const std::string& path, std::uint64_t events) {
       put(EventKind::Alloc,
           AllocEvent{.address = at, .segment = base, .size = size, .requested = size, .storage = storage++, .site = sites[l]});
       kept.emplace_back(at, size);
-      OpEvent op{.name = name, .site = sites[l], .bytes = size, .n_inputs = 2, .output = shape};
-      op.inputs[0] = op.inputs[1] = shape;
+      OpEvent op{.name = name,
+                 .site = sites[l],
+                 .bytes = size,
+                 .n_inputs = 2,
+                 .output = TensorRecord::contiguous(shape, memlens::ScalarType::Float32, 1)};
+      op.inputs[0] = op.inputs[1] = op.output;
       put(EventKind::Op, op);
       put(EventKind::Alloc, AllocEvent{.address = at + size,
                                        .segment = base,

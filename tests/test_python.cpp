@@ -287,6 +287,36 @@ TEST_CASE("backward-pass memory is sited at the forward line whose node made it"
   CHECK(temporaries >= 3 * 40'000);  // born in the backward pass
 }
 
+TEST_CASE("each op's output and inputs are recorded with their sizes, strides, dtypes and devices", "[python]") {
+  if (!torch_present()) return;
+  // The program writes what PyTorch says of each op's tensors; the trace must say the same.
+  const std::string truth_path = temp("op-tensors-truth.json"), events = temp("op-tensors.jsonl");
+  const std::string& trace =
+      recorded("python-op-tensors", PYTHON3, quote(std::string(PYTHON_TESTS_DIR) + "/op_tensors.py") + " " + quote(truth_path));
+  Run r = run("export --json " + quote(events) + " " + quote(trace));
+  INFO(r.out);
+  REQUIRE(r.status == 0);
+  std::ifstream truth_in(truth_path);
+  REQUIRE(truth_in);
+  const nlohmann::json truth = nlohmann::json::parse(truth_in);
+  REQUIRE(truth.size() == 3);
+  std::vector<nlohmann::json> ops;
+  std::ifstream in(events);
+  for (std::string line; std::getline(in, line);) {
+    nlohmann::json e = nlohmann::json::parse(line);
+    if (e["kind"] == "op") ops.push_back(std::move(e));
+  }
+  for (const auto& expected : truth) {
+    INFO(expected.dump());
+    int matching = 0;
+    for (const auto& op : ops)
+      if (op["name"] == expected["name"] && op["output"] == expected["output"] && op["inputs"] == expected["inputs"]) ++matching;
+    CHECK(matching == 1);
+  }
+  std::filesystem::remove(truth_path);
+  std::filesystem::remove(events);
+}
+
 TEST_CASE("memlens.record, step and scope record part of a program", "[python]") {
   if (!torch_present()) return;
   const std::string trace = temp("python-api.memtrace");

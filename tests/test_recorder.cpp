@@ -93,7 +93,11 @@ TEST_CASE("recording turns allocations - views - copies and ops into events") {
     if (e.kind == EventKind::Op && r.string(e.op.name) == "add") {
       saw_add = true;
       CHECK(e.op.n_inputs == 2);
-      CHECK(e.op.output.dims[0] == 256);
+      CHECK(e.op.output.sizes.dims[0] == 256);
+      CHECK(e.op.output.strides.ndim == e.op.output.sizes.ndim);
+      CHECK(e.op.output.strides.dims[e.op.output.sizes.ndim - 1] == 1);
+      CHECK(e.op.output.dtype == ScalarType::Float32);
+      CHECK(e.op.output.device == e.device);
       CHECK(e.op.bytes == 4096);
       CHECK_FALSE(e.op.broadcast);
     }
@@ -299,7 +303,10 @@ TEST_CASE("exports: Chrome trace JSON and the JSON event stream") {
     auto j = nlohmann::json::parse(line);
     if (j["kind"] == "op" && j["name"] == "mul") {
       saw_mul = true;
-      CHECK(j["output"] == nlohmann::json::array({1000}));
+      CHECK(j["output"]["sizes"] == nlohmann::json::array({1000}));
+      CHECK(j["output"]["strides"] == nlohmann::json::array({1}));
+      CHECK(j["output"]["dtype"] == "torch.float32");
+      CHECK(j["output"]["device"] == "sim:0");
       CHECK(j["bytes"] == 4000);
       CHECK(j["device"] == "sim:0");
     }
@@ -324,8 +331,10 @@ TEST_CASE("MEMLENS_TRACE records the linear regression sample - broadcast at its
   int at_loss_line = 0, elsewhere = 0;
   r.for_each([&](const Event& e) {
     if (e.kind == EventKind::Op && r.string(e.op.name) == "sub" && e.op.broadcast) {
-      CHECK(e.op.output.dims[0] == 100);
-      CHECK(e.op.output.dims[1] == 100);
+      CHECK(e.op.output.sizes.dims[0] == 100);
+      CHECK(e.op.output.sizes.dims[1] == 100);
+      CHECK(e.op.output.strides.dims[0] == 100);
+      CHECK(e.op.output.strides.dims[1] == 1);
       CHECK(e.op.bytes == 40000);
       if (ends_with(r.site_location(e.site()), "samples/linear_regression.cpp:" + std::to_string(loss_line))) ++at_loss_line;
       else ++elsewhere;
@@ -369,14 +378,16 @@ TEST_CASE("every record kind comes back field by field - across many ring wraps"
   const Device sim("sim");
   // 8 dims is the most a record keeps; a 10-dim shape keeps its first 8.
   instrument::Dims sizes{2, 3, 4, 5, 6, 7, 8, 9, 10, 11}, strides{11, 10, 9, 8, 7, 6, 5, 4, 3, 2};
-  instrument::Dims a{4, 1}, b{1, 5}, out{4, 5};
-  const instrument::Dims* inputs[] = {&a, &b, &a, &b, &a};
+  // Inputs on two devices, of two dtypes; a column-major output.
+  instrument::Dims a{4, 1}, a_strides{1, 1}, b{1, 5}, b_strides{5, 1}, out{4, 5}, out_strides{1, 4};
+  const instrument::OpTensor ta{&a, &a_strides, ScalarType::Float64, kCPU}, tb{&b, &b_strides, ScalarType::Int64, sim};
+  const instrument::OpTensor inputs[] = {ta, tb, ta, tb, ta}, output{&out, &out_strides, ScalarType::Float32, sim};
   const int n = 60000;  // about ten rings of words
   for (int i = 0; i < n; ++i) {
     sink->on_view(1000 + static_cast<std::uint64_t>(i), 7, sim, ViewKind::Permute, ScalarType::Float64, sizes, strides, i);
     sink->on_copy(kCPU, reinterpret_cast<const void*>(0x1000), sim, reinterpret_cast<const void*>(0x2000),
                   static_cast<std::uint64_t>(i), CopyReason::Clone);
-    sink->on_op("test_op", inputs, 5, out, 80, sim, sink->now_ns(), true);
+    sink->on_op("test_op", inputs, 5, output, 80, sink->now_ns(), true);
     sink->on_category(static_cast<std::uint64_t>(i), sim, Category::Gradient);
   }
   stop();
@@ -402,8 +413,12 @@ TEST_CASE("every record kind comes back field by field - across many ring wraps"
       ++copies;
     } else if (e.kind == EventKind::Op && r.string(e.op.name) == "test_op") {
       const OpEvent& o = e.op;
-      fields_ok = fields_ok && o.n_inputs == 4 && o.inputs[1].ndim == 2 && o.inputs[1].dims[1] == 5 && o.inputs[2].dims[0] == 4 &&
-                  o.output.ndim == 2 && o.output.dims[1] == 5 && o.bytes == 80 && o.broadcast;
+      fields_ok = fields_ok && o.n_inputs == 4 && o.inputs[1].sizes.ndim == 2 && o.inputs[1].sizes.dims[1] == 5 &&
+                  o.inputs[1].strides.dims[0] == 5 && o.inputs[1].dtype == ScalarType::Int64 && o.inputs[1].device == 1 &&
+                  o.inputs[2].sizes.dims[0] == 4 && o.inputs[2].dtype == ScalarType::Float64 && o.inputs[2].device == 0 &&
+                  o.output.sizes.ndim == 2 && o.output.sizes.dims[1] == 5 && o.output.strides.ndim == 2 &&
+                  o.output.strides.dims[0] == 1 && o.output.strides.dims[1] == 4 && o.output.device == 1 && e.device == 1 &&
+                  o.bytes == 80 && o.broadcast;
       ++ops;
     } else if (e.kind == EventKind::Category && e.category.category == Category::Gradient) {
       fields_ok = fields_ok && e.category.storage == static_cast<std::uint64_t>(categories);
@@ -493,8 +508,8 @@ TEST_CASE("random tensors are recorded as ops, at the caller's line like their a
     if (e.kind == EventKind::Op && r.string(e.op.name) == "randn") {
       ++randn_ops;
       CHECK(e.op.n_inputs == 0);
-      CHECK(e.op.output.ndim == 1);
-      CHECK(e.op.output.dims[0] == 256);
+      CHECK(e.op.output.sizes.ndim == 1);
+      CHECK(e.op.output.sizes.dims[0] == 256);
       CHECK(e.op.bytes == 1024);
       op_site = e.op.site;
     }

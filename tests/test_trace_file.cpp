@@ -90,8 +90,11 @@ std::vector<Event> one_of_each(std::uint32_t site) {
              .duration_ns = 12345,
              .broadcast = true,
              .n_inputs = 2,
-             .output = shape({100, 100}),
-             .inputs = {shape({100}), shape({100, 1}), {}, {}}};
+             .output = TensorRecord::contiguous(shape({100, 100}), memlens::ScalarType::Float32, 1),
+             .inputs = {TensorRecord{shape({100}), shape({2}), memlens::ScalarType::Float64, 0},
+                        TensorRecord{shape({100, 1}), shape({1, 0}), memlens::ScalarType::BFloat16, 1},
+                        {},
+                        {}}};
   add(EventKind::Op, op);
   add(EventKind::ScopeBegin, ScopeEvent{2});
   add(EventKind::ScopeEnd, ScopeEvent{2});
@@ -244,11 +247,11 @@ TEST_CASE("bad input gives one-line errors") {
   std::string future = good;
   future[8] = 9;
   spit(path, future);
-  CHECK_THROWS_WITH(TraceReader(path), path + ": trace format version 9 is newer than this memlens reads (5)");
+  CHECK_THROWS_WITH(TraceReader(path), path + ": trace format version 9 is newer than this memlens reads (6)");
   std::string old = good;
   old[8] = 1;
   spit(path, old);
-  CHECK_THROWS_WITH(TraceReader(path), path + ": trace format version 1 is older than this memlens reads (5); record it again");
+  CHECK_THROWS_WITH(TraceReader(path), path + ": trace format version 1 is older than this memlens reads (6); record it again");
   std::string header_flip = good;
   header_flip[20] ^= 0x20;
   spit(path, header_flip);

@@ -52,11 +52,13 @@ class TraceBuilder {
           std::initializer_list<std::int64_t> output, std::uint64_t bytes, std::uint32_t site, bool broadcast) {
     OpEvent o;
     o.name = writer_.intern_string(name), o.site = site, o.bytes = bytes, o.broadcast = broadcast;
-    for (auto in : inputs) {
-      ShapeRecord& r = o.inputs[o.n_inputs++];
-      for (auto d : in) r.dims[r.ndim++] = d;
-    }
-    for (auto d : output) o.output.dims[o.output.ndim++] = d;
+    auto tensor = [](std::initializer_list<std::int64_t> dims) {
+      ShapeRecord sizes;
+      for (auto d : dims) sizes.dims[sizes.ndim++] = d;
+      return TensorRecord::contiguous(sizes, memlens::ScalarType::Float32, kSim);
+    };
+    for (auto in : inputs) o.inputs[o.n_inputs++] = tensor(in);
+    o.output = tensor(output);
     add(EventKind::Op, o);
   }
   void view(std::uint64_t storage, ViewKind kind, std::uint32_t site) {

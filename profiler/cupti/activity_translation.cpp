@@ -95,8 +95,9 @@ void translate(const CUpti_Activity* record, const TranslatedNames& names, std::
       e.device = device_index(s->deviceId);
       e.op.name = names.memset;
       e.op.bytes = s->bytes;
-      e.op.output.ndim = 1;
-      e.op.output.dims[0] = static_cast<std::int64_t>(s->bytes);
+      // The bytes it set, as one uint8 tensor.
+      e.op.output = profiler::TensorRecord::contiguous({.ndim = 1, .dims = {static_cast<std::int64_t>(s->bytes)}},
+                                                       ScalarType::UInt8, e.device);
       out.push_back(e);
       return;
     }

@@ -7,7 +7,7 @@ the trace file keeps one writer, memlens' own C++ TraceWriter.
 import ctypes
 import os
 
-ABI_VERSION = 2
+ABI_VERSION = 3
 _LIBRARY = "libmemlens_record_abi.so"
 
 
@@ -73,7 +73,7 @@ def _declare(lib, path):
         "memlens_abi_storage_alloc": (None, [u8, u64, u64, u64, u8, u32, u32]),
         "memlens_abi_storage_free": (None, [u8, u64, u64, u64]),
         "memlens_abi_category": (None, [u8, u64, u8]),
-        "memlens_abi_op": (None, [u8, u32, u32, u64, u64, c_int, c_int, dims]),
+        "memlens_abi_op": (None, [u32, u32, u64, u64, c_int, c_int, dims]),
         "memlens_abi_view": (None, [u8, u64, u64, i64, u8, u8, u32, dims]),
         "memlens_abi_copy": (None, [u8, u64, u8, u64, u64, u8, u32]),
         "memlens_abi_oom": (None, [u8, u64, u32, u32]),

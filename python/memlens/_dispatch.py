@@ -51,6 +51,9 @@ _OUT_OF_MEMORY = re.compile(r"out of memory|can't allocate memory", re.IGNORECAS
 _REQUESTED = re.compile(r"[Tt]ried to allocate (\d+(?:\.\d+)?) ?(bytes|B|KiB|MiB|GiB|TiB)")
 _UNIT = {"bytes": 1, "B": 1, "KiB": 1 << 10, "MiB": 1 << 20, "GiB": 1 << 30, "TiB": 1 << 40}
 _POINTWISE_TAG = getattr(getattr(torch, "Tag", None), "pointwise", None)
+# The trace's dtypes by torch.dtype; the others (int8, complex, ...) are recorded as float32.
+_DTYPE = {getattr(torch, name.split(".")[1]): number for name, number in SCALAR_TYPE.items()}
+_FLOAT32 = SCALAR_TYPE["torch.float32"]
 
 
 def _flat_tensors(values):
@@ -172,9 +175,8 @@ class DispatchRecorder(TorchDispatchMode):
         for t, record in views:
             kind = VIEW_KIND[_VIEW_KINDS.get(name, "view")]
             sizes, strides = list(t.shape), list(t.stride())
-            abi.memlens_abi_view(record.device, id(t), record.id, t.storage_offset(), kind,
-                                 SCALAR_TYPE.get(str(t.dtype), SCALAR_TYPE["torch.float32"]), site,
-                                 dims_array([len(sizes)] + sizes + strides))
+            abi.memlens_abi_view(record.device, id(t), record.id, t.storage_offset(), kind, _DTYPE.get(t.dtype, _FLOAT32),
+                                 site, dims_array([len(sizes)] + sizes + strides))
         if views and not born:
             return
         reason = self._copy_reason(name, inputs, outputs, kwargs)
@@ -187,16 +189,17 @@ class DispatchRecorder(TorchDispatchMode):
         if not outputs:
             return
         result = outputs[0]
-        shape = list(result.shape)
-        dims = [len(shape)] + shape
+        tensors = []
+        device_number = storages.device_number
         largest = 0
-        for t in inputs[:4]:
-            s = list(t.shape)
-            dims += [len(s)] + s
-            largest = max(largest, _numel(s))
-        broadcast = pointwise and bool(inputs) and _numel(shape) > largest
-        abi.memlens_abi_op(storages.device_number(result), self._name_id(name), site, start,
-                           result.numel() * result.element_size(), int(broadcast), min(len(inputs), 4), dims_array(dims))
+        for t in (result, *inputs[:4]):
+            shape = t.shape
+            tensors += (len(shape), _DTYPE.get(t.dtype, _FLOAT32), device_number(t), *shape, *t.stride())
+            if t is not result:
+                largest = max(largest, _numel(shape))
+        broadcast = pointwise and bool(inputs) and _numel(result.shape) > largest
+        abi.memlens_abi_op(self._name_id(name), site, start, result.numel() * result.element_size(), int(broadcast),
+                           min(len(inputs), 4), dims_array(tensors))
 
     @staticmethod
     def _copy_reason(name, inputs, outputs, kwargs):

@@ -49,18 +49,18 @@ class BroadcastAnalysis final : public Analysis {
   void on_op(const profiler::OpEvent& op, std::uint64_t time_ns, const PassState& s) {
     ++broadcast_ops_;
     std::uint64_t largest = 0;
-    for (std::size_t i = 0; i < op.n_inputs; ++i) largest = std::max(largest, numel(op.inputs[i]));
-    double factor = largest ? static_cast<double>(numel(op.output)) / static_cast<double>(largest) : 0;
+    for (std::size_t i = 0; i < op.n_inputs; ++i) largest = std::max(largest, numel(op.inputs[i].sizes));
+    double factor = largest ? static_cast<double>(numel(op.output.sizes)) / static_cast<double>(largest) : 0;
     if (factor < s.options.broadcast_factor || op.bytes < s.options.broadcast_floor) return;
     const std::string& name = s.trace.string(op.name);
-    std::string key = std::to_string(s.site) + "|" + name + "|" + shape_text(op.output);
-    for (std::size_t i = 0; i < op.n_inputs; ++i) key += "|" + shape_text(op.inputs[i]);
+    std::string key = std::to_string(s.site) + "|" + name + "|" + shape_text(op.output.sizes);
+    for (std::size_t i = 0; i < op.n_inputs; ++i) key += "|" + shape_text(op.inputs[i].sizes);
     BroadcastFinding& f = ops_[key];
     if (f.count++ == 0) {
       f.site = s.site;
       f.op = name;
-      f.inputs.assign(op.inputs.begin(), op.inputs.begin() + op.n_inputs);
-      f.output = op.output;
+      for (std::size_t i = 0; i < op.n_inputs; ++i) f.inputs.push_back(op.inputs[i].sizes);
+      f.output = op.output.sizes;
       f.factor = factor;
       f.bytes = op.bytes;
       f.time_ns = s.since_start(time_ns);

@@ -23,7 +23,7 @@ namespace {
 
 using namespace memlens::profiler;
 
-constexpr int kAbiVersion = 2;
+constexpr int kAbiVersion = 3;
 constexpr std::uint64_t kFlushIntervalNs = 100'000'000;
 
 std::uint64_t now_ns() {
@@ -62,6 +62,21 @@ const std::int64_t* read_shape(const std::int64_t* dims, ShapeRecord& out) {
   for (std::int64_t i = 0; i < rank; ++i)
     if (i < ShapeRecord::kMaxDims) out.dims[static_cast<std::size_t>(i)] = dims[i];
   return dims + (rank < 0 ? 0 : rank);
+}
+
+// Reads an op's tensor (rank, dtype, device, sizes, strides) from `values`; a dtype the
+// trace does not know clears `valid`.
+const std::int64_t* read_tensor(const std::int64_t* values, TensorRecord& out, bool& valid) {
+  const std::int64_t rank = std::max<std::int64_t>(values[0], 0), dtype = values[1], device = values[2];
+  valid = valid && dtype >= 0 && dtype < static_cast<std::int64_t>(memlens::kScalarTypeCount) && device >= 0 && device < 256;
+  out.dtype = valid ? static_cast<memlens::ScalarType>(dtype) : memlens::ScalarType::Float32;
+  out.device = static_cast<std::uint8_t>(device);
+  out.sizes.ndim = out.strides.ndim = static_cast<std::uint8_t>(std::min<std::int64_t>(rank, ShapeRecord::kMaxDims));
+  for (std::size_t i = 0; i < out.sizes.ndim; ++i) {
+    out.sizes.dims[i] = values[3 + i];
+    out.strides.dims[i] = values[3 + rank + static_cast<std::int64_t>(i)];
+  }
+  return values + 3 + 2 * rank;
 }
 
 // Runs `fill` on an event of the head filled in and writes it, under the lock; a write
@@ -245,8 +260,8 @@ void memlens_abi_category(uint8_t device, uint64_t storage, uint8_t category) {
   emit(EventKind::Category, device, CategoryEvent{.storage = storage, .category = static_cast<Category>(category)});
 }
 
-void memlens_abi_op(uint8_t device, uint32_t name, uint32_t site, uint64_t start_ns, uint64_t output_bytes, int broadcast,
-                    int n_inputs, const int64_t* dims) {
+void memlens_abi_op(uint32_t name, uint32_t site, uint64_t start_ns, uint64_t output_bytes, int broadcast, int n_inputs,
+                    const int64_t* tensors) {
   OpEvent op{};
   op.name = name;
   op.site = site;
@@ -254,14 +269,17 @@ void memlens_abi_op(uint8_t device, uint32_t name, uint32_t site, uint64_t start
   op.broadcast = broadcast != 0;
   const std::uint64_t end = now_ns();
   op.duration_ns = end > start_ns ? end - start_ns : 0;
-  dims = read_shape(dims, op.output);
+  bool valid = true;
+  tensors = read_tensor(tensors, op.output, valid);
   for (int i = 0; i < n_inputs; ++i) {
-    ShapeRecord ignored;
-    dims = read_shape(dims, i < static_cast<int>(OpEvent::kMaxInputs) ? op.inputs[static_cast<std::size_t>(i)] : ignored);
+    TensorRecord ignored;
+    tensors =
+        read_tensor(tensors, i < static_cast<int>(OpEvent::kMaxInputs) ? op.inputs[static_cast<std::size_t>(i)] : ignored, valid);
   }
+  if (!valid) return;
   op.n_inputs = static_cast<std::uint8_t>(n_inputs < 0 ? 0 : std::min<int>(n_inputs, OpEvent::kMaxInputs));
   // An op's event is stamped at its start, as the runtime's are.
-  emit(EventKind::Op, device, op, start_ns ? start_ns : end);
+  emit(EventKind::Op, op.output.device, op, start_ns ? start_ns : end);
 }
 
 void memlens_abi_view(uint8_t device, uint64_t tensor, uint64_t storage, int64_t offset, uint8_t view_kind, uint8_t dtype,

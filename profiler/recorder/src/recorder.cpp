@@ -108,24 +108,27 @@ class Recorder final : public instrument::Sink {
     publish(ring, rr::kCopyWords);
   }
 
-  void on_op(const char* name, const instrument::Dims* const* inputs, int n_inputs, const instrument::Dims& output,
-             std::uint64_t output_bytes, const Device& d, std::uint64_t start, bool broadcasting) override {
+  void on_op(const char* name, const instrument::OpTensor* inputs, int n_inputs, const instrument::OpTensor& output,
+             std::uint64_t output_bytes, std::uint64_t start, bool broadcasting) override {
     ThreadRing& ring = rings_.local();
     int n_in = std::min<int>(n_inputs, OpEvent::kMaxInputs);
-    std::size_t n = rr::kOpShapes + rr::dims_words(output);
+    std::size_t n = rr::kOpTensors + rr::tensor_words(output);
     std::int64_t largest = 0;
     for (int i = 0; i < n_in; ++i) {
-      n += rr::dims_words(*inputs[i]);
+      n += rr::tensor_words(inputs[i]);
       std::int64_t numel = 1;
-      for (auto v : *inputs[i]) numel *= v;
+      for (auto v : *inputs[i].sizes) numel *= v;
       largest = std::max(largest, numel);
     }
     std::int64_t out_numel = 1;
-    for (auto v : output) out_numel *= v;
+    for (auto v : *output.sizes) out_numel *= v;
     bool broadcast = broadcasting && n_in > 0 && out_numel > largest;
+    const std::uint8_t device = device_index(output.device);
     // The op's end: later events of this call are after it.
-    rr::put_op(reserve(ring, n), n, device_index(d), fresh_stamp(ring), start, name, output_bytes, broadcast,
-               instrument::current_site(), output, inputs, n_in);
+    std::uint64_t* w = rr::put_op(reserve(ring, n), n, device, fresh_stamp(ring), start, name, output_bytes, broadcast,
+                                  instrument::current_site(), n_in);
+    w = rr::put_tensor(w, output, device);
+    for (int i = 0; i < n_in; ++i) w = rr::put_tensor(w, inputs[i], device_index(inputs[i].device));
     publish(ring, n);
   }
 

@@ -4,9 +4,13 @@ namespace memlens::profiler::ring_records {
 
 namespace {
 
-const std::uint64_t* get_dims(const std::uint64_t* w, ShapeRecord& r) {
-  r.ndim = static_cast<std::uint8_t>(*w++);
-  for (std::size_t i = 0; i < r.ndim; ++i) r.dims[i] = static_cast<std::int64_t>(*w++);
+const std::uint64_t* get_tensor(const std::uint64_t* w, TensorRecord& t) {
+  const std::uint64_t head = *w++;
+  t.sizes.ndim = t.strides.ndim = static_cast<std::uint8_t>(head & 0xff);
+  t.dtype = static_cast<ScalarType>(head >> 8 & 0xff);
+  t.device = static_cast<std::uint8_t>(head >> 16 & 0xff);
+  for (std::size_t i = 0; i < t.sizes.ndim; ++i) t.sizes.dims[i] = static_cast<std::int64_t>(*w++);
+  for (std::size_t i = 0; i < t.sizes.ndim; ++i) t.strides.dims[i] = static_cast<std::int64_t>(*w++);
   return w;
 }
 
@@ -80,8 +84,8 @@ Pointers decode(const std::uint64_t* w, const RecordHeader& h, Event& e) {
       d.site = reinterpret_cast<const void*>(w[kOpSite]);
       e.op.broadcast = h.flags != 0;
       e.op.n_inputs = static_cast<std::uint8_t>(h.extra);
-      const std::uint64_t* p = get_dims(w + kOpShapes, e.op.output);
-      for (std::size_t i = 0; i < e.op.n_inputs; ++i) p = get_dims(p, e.op.inputs[i]);
+      const std::uint64_t* p = get_tensor(w + kOpTensors, e.op.output);
+      for (std::size_t i = 0; i < e.op.n_inputs; ++i) p = get_tensor(p, e.op.inputs[i]);
       break;
     }
     case EventKind::Category:

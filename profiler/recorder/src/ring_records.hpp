@@ -10,6 +10,7 @@
 
 #include "memlens/trace/event.hpp"
 #include "memlens/allocator/allocator_events.hpp"
+#include "memlens/tensor/instrument.hpp"
 #include "thread_ring.hpp"
 
 namespace memlens::profiler::ring_records {
@@ -24,8 +25,8 @@ enum FailureWord : std::size_t { kDeviceFree = kAllocatorEnd, kReserved, kAlloca
 // The sizes then the strides follow, ndim each.
 enum ViewWord : std::size_t { kTensor = 2, kViewStorage, kOffset, kViewSite, kViewDims };
 enum CopyWord : std::size_t { kDst = 2, kSrc, kBytes, kCopySite, kCopyEnd };
-// An op's end is its time; the output's and inputs' shapes follow.
-enum OpWord : std::size_t { kOpStart = 2, kOpName, kOpBytes, kOpSite, kOpShapes };
+// An op's end is its time; the output's and inputs' tensors follow (put_tensor).
+enum OpWord : std::size_t { kOpStart = 2, kOpName, kOpBytes, kOpSite, kOpTensors };
 enum CategoryWord : std::size_t { kCategoryStorage = 2, kCategoryEnd };
 // ScopeBegin, ScopeEnd (a name), Step (its number).
 enum MarkWord : std::size_t { kMarkName = 2, kStepNumber, kMarkEnd };
@@ -35,9 +36,12 @@ inline constexpr std::size_t kAllocatorWords = kAllocatorEnd, kFailureWords = kF
 static_assert(kAllocatorWords == 9 && kFailureWords == 13 && kCopyWords == 6 && kCategoryWords == 3 && kMarkWords == 4);
 
 inline std::size_t view_words(std::size_t ndim) { return kViewDims + 2 * ndim; }
-inline std::size_t dims_words(const std::vector<std::int64_t>& dims) {
-  return 1 + std::min<std::size_t>(dims.size(), ShapeRecord::kMaxDims);
+// An op's tensor: a word of its dim count, dtype and device, then its sizes and strides
+// (deeper tensors keep their first 8 dims).
+inline std::size_t tensor_ndim(const instrument::OpTensor& t) {
+  return std::min<std::size_t>(t.sizes->size(), ShapeRecord::kMaxDims);
 }
+inline std::size_t tensor_words(const instrument::OpTensor& t) { return 1 + 2 * tensor_ndim(t); }
 
 inline std::uint64_t header(EventKind kind, std::uint8_t device, std::uint8_t sub, std::uint8_t flags, std::size_t words,
                             std::size_t extra) {
@@ -85,23 +89,22 @@ inline void put_copy(std::uint64_t* w, std::uint8_t src_device, std::uint8_t dst
   w[kDst] = ptr(dst), w[kSrc] = ptr(src), w[kBytes] = bytes, w[kCopySite] = ptr(site);
 }
 
-// A shape: its length, then its dims (deeper tensors keep their first 8).
-inline std::uint64_t* put_dims(std::uint64_t* w, const std::vector<std::int64_t>& dims) {
-  std::size_t n = std::min<std::size_t>(dims.size(), ShapeRecord::kMaxDims);
-  *w++ = n;
-  for (std::size_t i = 0; i < n; ++i) *w++ = static_cast<std::uint64_t>(dims[i]);
+inline std::uint64_t* put_tensor(std::uint64_t* w, const instrument::OpTensor& t, std::uint8_t device) {
+  const std::size_t n = tensor_ndim(t);
+  *w++ = n | static_cast<std::uint64_t>(t.dtype) << 8 | static_cast<std::uint64_t>(device) << 16;
+  for (std::size_t i = 0; i < n; ++i) *w++ = static_cast<std::uint64_t>((*t.sizes)[i]);
+  for (std::size_t i = 0; i < n; ++i) *w++ = static_cast<std::uint64_t>(i < t.strides->size() ? (*t.strides)[i] : 0);
   return w;
 }
 
-// An op: its end as its time, its start, then its output's and inputs' shapes.
-inline void put_op(std::uint64_t* w, std::size_t words, std::uint8_t device, std::uint64_t end, std::uint64_t start,
-                   const char* name, std::uint64_t output_bytes, bool broadcast, const void* site,
-                   const std::vector<std::int64_t>& output, const std::vector<std::int64_t>* const* inputs, int n_inputs) {
+// An op: its end as its time and its start; its tensors (the output's, then `n_inputs`
+// inputs') follow, put_tensor each. Returns where they go.
+inline std::uint64_t* put_op(std::uint64_t* w, std::size_t words, std::uint8_t device, std::uint64_t end, std::uint64_t start,
+                             const char* name, std::uint64_t output_bytes, bool broadcast, const void* site, int n_inputs) {
   w[kHeaderWord] = header(EventKind::Op, device, 0, broadcast, words, static_cast<std::size_t>(n_inputs));
   w[kStampWord] = end;
   w[kOpStart] = start, w[kOpName] = ptr(name), w[kOpBytes] = output_bytes, w[kOpSite] = ptr(site);
-  std::uint64_t* p = put_dims(w + kOpShapes, output);
-  for (int i = 0; i < n_inputs; ++i) p = put_dims(p, *inputs[i]);
+  return w + kOpTensors;
 }
 
 inline void put_category(std::uint64_t* w, std::uint8_t device, std::uint64_t stamp, std::uint64_t storage, Category c) {

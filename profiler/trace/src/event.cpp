@@ -9,6 +9,17 @@ bool ShapeRecord::operator==(const ShapeRecord& o) const {
   return ndim == o.ndim && std::equal(dims.begin(), dims.begin() + std::min<int>(ndim, kMaxDims), o.dims.begin());
 }
 
+TensorRecord TensorRecord::contiguous(const ShapeRecord& sizes, ScalarType dtype, std::uint8_t device) {
+  TensorRecord t{.sizes = sizes, .strides = {}, .dtype = dtype, .device = device};
+  t.strides.ndim = sizes.ndim;
+  std::int64_t stride = 1;
+  for (int i = sizes.ndim - 1; i >= 0; --i) {
+    t.strides.dims[static_cast<std::size_t>(i)] = stride;
+    stride *= sizes.dims[static_cast<std::size_t>(i)];
+  }
+  return t;
+}
+
 bool OpEvent::operator==(const OpEvent& o) const {
   if (name != o.name || site != o.site || bytes != o.bytes || duration_ns != o.duration_ns || broadcast != o.broadcast ||
       n_inputs != o.n_inputs || !(output == o.output))

@@ -39,6 +39,12 @@ struct Writer {
     put_varint(out, r.ndim);
     for (int i = 0; i < r.ndim; ++i) put_varint(out, zigzag(r.dims[static_cast<std::size_t>(i)]));
   }
+  // The strides share the sizes' dim count.
+  void tensor(const char* name, TensorRecord& t) {
+    shape(name, t.sizes);
+    for (int i = 0; i < t.sizes.ndim; ++i) put_varint(out, zigzag(t.strides.dims[static_cast<std::size_t>(i)]));
+    enumeration(name, t.dtype, kScalarTypeCount), device(name, t.device);
+  }
 };
 
 // A field out of range ends the chunk; kept out of line so the fields' checks stay small.
@@ -91,6 +97,14 @@ struct Reader {
     for (int i = 0; i < r.ndim; ++i) r.dims[static_cast<std::size_t>(i)] = unzigzag(in.varint());
     for (int i = r.ndim; i < before; ++i) r.dims[static_cast<std::size_t>(i)] = 0;
   }
+  void tensor(const char* name, TensorRecord& t) {
+    const std::uint8_t before = t.strides.ndim;
+    shape(name, t.sizes);
+    t.strides.ndim = t.sizes.ndim;
+    for (int i = 0; i < t.sizes.ndim; ++i) t.strides.dims[static_cast<std::size_t>(i)] = unzigzag(in.varint());
+    for (int i = t.sizes.ndim; i < before; ++i) t.strides.dims[static_cast<std::size_t>(i)] = 0;
+    enumeration(name, t.dtype, kScalarTypeCount), device(name, t.device);
+  }
 };
 
 // Collects the names, for the docs and the test that holds the docs to the codec.
@@ -120,6 +134,7 @@ struct Namer {
   void flag(const char* n, bool&) { names.push_back(n); }
   void address(const char* n, std::uint64_t&) { names.push_back(n); }
   void shape(const char* n, ShapeRecord&) { names.push_back(n); }
+  void tensor(const char* n, TensorRecord&) { names.push_back(n); }
 };
 
 }  // namespace

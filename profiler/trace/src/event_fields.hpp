@@ -4,8 +4,9 @@
 // so none can drift from another. An IO has, each taking the field's name and a
 // reference: u (unsigned varint), s (signed, zigzag), small (a narrow unsigned integer),
 // enumeration (an enum and its count), flag, address (a zigzag delta from the chunk's
-// previous address), shape; and, taking just the reference, site, stack and name
-// (interned ids) and device (a device index, with its name).
+// previous address), shape, tensor (an op's tensor: sizes, strides, dtype, device); and,
+// taking just the reference, site, stack and name (interned ids) and device (a device
+// index, with its name).
 #include <type_traits>
 
 #include "memlens/trace/event.hpp"
@@ -55,10 +56,10 @@ template <class IO>
 void fields(IO& io, OpEvent& f) {
   io.name(f.name), io.small("n_inputs", f.n_inputs);
   if (f.n_inputs > OpEvent::kMaxInputs) throw TraceError("op with more than 4 recorded inputs");
-  if constexpr (IO::kNamesOnly) io.shape("inputs", f.inputs[0]);
+  if constexpr (IO::kNamesOnly) io.tensor("inputs", f.inputs[0]);
   else
-    for (std::size_t i = 0; i < f.n_inputs; ++i) io.shape("input", f.inputs[i]);
-  io.shape("output", f.output), io.u("bytes", f.bytes), io.flag("broadcast", f.broadcast);
+    for (std::size_t i = 0; i < f.n_inputs; ++i) io.tensor("input", f.inputs[i]);
+  io.tensor("output", f.output), io.u("bytes", f.bytes), io.flag("broadcast", f.broadcast);
   io.site(f.site), io.u("duration_ns", f.duration_ns);
 }
 template <class IO>

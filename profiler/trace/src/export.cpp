@@ -91,7 +91,8 @@ void export_chrome_trace(const TraceReader& r, std::ostream& out) {
                           {"tid", e.thread},
                           {"cat", "op"},
                           {"args",
-                           {{"output", shape_json(e.op.output)},
+                           {{"output", shape_json(e.op.output.sizes)},
+                            {"dtype", dtype_repr(e.op.output.dtype)},
                             {"bytes", e.op.bytes},
                             {"broadcast", e.op.broadcast},
                             {"site", r.site_location(e.op.site)}}}});
@@ -128,9 +129,14 @@ struct JsonFields {
   void enumeration(const char* n, ScalarType& v, std::size_t) { j[n] = dtype_repr(v); }
   void flag(const char* n, bool& v) { j[n] = v; }
   void address(const char* n, std::uint64_t& v) { j[n] = v; }
-  void shape(const char* n, ShapeRecord& v) {
-    if (std::string_view(n) == "input") j["inputs"].push_back(shape_json(v));
-    else j[n] = shape_json(v);
+  void shape(const char* n, ShapeRecord& v) { j[n] = shape_json(v); }
+  void tensor(const char* n, TensorRecord& v) {
+    json t = {{"sizes", shape_json(v.sizes)},
+              {"strides", shape_json(v.strides)},
+              {"dtype", dtype_repr(v.dtype)},
+              {"device", device_name(r, v.device)}};
+    if (std::string_view(n) == "input") j["inputs"].push_back(std::move(t));
+    else j[n] = std::move(t);
   }
   void site(std::uint32_t& v) {
     if (v) j["site"] = r.site_location(v);

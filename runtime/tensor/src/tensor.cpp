@@ -75,11 +75,12 @@ void emit_category(const Tensor& t, instrument::Category c) {
 }
 
 void OpTrace::report(const char* name, std::initializer_list<const Tensor*> inputs, const Tensor& out, bool broadcasting) const {
-  const instrument::Dims* shapes[4];
+  auto record = [](const Tensor& t) { return instrument::OpTensor{&t.sizes(), &t.strides(), t.dtype(), t.device()}; };
+  instrument::OpTensor tensors[4];
   int n = 0;
   for (const Tensor* t : inputs)
-    if (n < 4) shapes[n++] = &t->sizes();
-  sink_->on_op(name, shapes, n, out.sizes(), out.nbytes(), out.device(), start_, broadcasting);
+    if (n < 4) tensors[n++] = record(*t);
+  sink_->on_op(name, tensors, n, record(out), out.nbytes(), start_, broadcasting);
 }
 
 Tensor layout_copy(const Tensor& t, instrument::CopyReason reason) {

@@ -116,6 +116,17 @@ struct CopyEvent {
   bool operator==(const CopyEvent&) const = default;
 };
 
+// One of an op's tensors: its sizes, its strides (in elements, as many as its sizes), its
+// dtype and the device it is on.
+struct TensorRecord {
+  ShapeRecord sizes, strides;
+  ScalarType dtype = ScalarType::Float32;
+  std::uint8_t device = 0;  // index into the header's device list
+  bool operator==(const TensorRecord&) const = default;
+  // A tensor of these sizes laid out row-major (its strides worked out).
+  static TensorRecord contiguous(const ShapeRecord& sizes, ScalarType dtype = ScalarType::Float32, std::uint8_t device = 0);
+};
+
 // Op: an operator ran.
 struct OpEvent {
   static constexpr std::size_t kMaxInputs = 4;
@@ -124,9 +135,9 @@ struct OpEvent {
   std::uint64_t bytes = 0;  // of its output
   std::uint64_t duration_ns = 0;
   bool broadcast = false;     // elementwise, and the output is larger than every input
-  std::uint8_t n_inputs = 0;  // recorded input shapes (the first kMaxInputs)
-  ShapeRecord output;
-  std::array<ShapeRecord, kMaxInputs> inputs{};
+  std::uint8_t n_inputs = 0;  // recorded input tensors (the first kMaxInputs)
+  TensorRecord output;
+  std::array<TensorRecord, kMaxInputs> inputs{};
   bool operator==(const OpEvent& o) const;
 };
 
@@ -211,9 +222,10 @@ static_assert(sizeof(FreeEvent) == 32);
 static_assert(sizeof(FailureEvent) == 64);
 static_assert(sizeof(RetryEvent) == 32);
 static_assert(sizeof(ShapeRecord) == 72);
+static_assert(sizeof(TensorRecord) == 152);
 static_assert(sizeof(ViewEvent) == 176);
 static_assert(sizeof(CopyEvent) == 32);
-static_assert(sizeof(OpEvent) == 392);
-static_assert(sizeof(Event) == 408, "the largest kind (an op with its shapes) sets the size");
+static_assert(sizeof(OpEvent) == 792);
+static_assert(sizeof(Event) == 808, "the largest kind (an op with its tensors) sets the size");
 
 }  // namespace memlens::profiler

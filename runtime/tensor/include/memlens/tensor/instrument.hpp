@@ -21,6 +21,14 @@ using memlens::ViewKind;
 
 using Dims = std::vector<std::int64_t>;
 
+// One of an op's tensors, as the trace records it.
+struct OpTensor {
+  const Dims* sizes = nullptr;
+  const Dims* strides = nullptr;  // in elements, as many as the sizes
+  ScalarType dtype = ScalarType::Float32;
+  Device device;
+};
+
 class Sink {
  public:
   virtual ~Sink() = default;
@@ -29,9 +37,10 @@ class Sink {
   virtual void on_copy(const Device& src, const void* src_addr, const Device& dst, const void* dst_addr, std::uint64_t bytes,
                        CopyReason reason) = 0;
   // `broadcasting`: an elementwise op, whose inputs broadcast to the output's shape (an
-  // mm's output may be larger than its inputs without any broadcast).
-  virtual void on_op(const char* name, const Dims* const* inputs, int n_inputs, const Dims& output, std::uint64_t output_bytes,
-                     const Device& d, std::uint64_t start_ns, bool broadcasting) = 0;
+  // mm's output may be larger than its inputs without any broadcast). The op's device is
+  // its output's.
+  virtual void on_op(const char* name, const OpTensor* inputs, int n_inputs, const OpTensor& output, std::uint64_t output_bytes,
+                     std::uint64_t start_ns, bool broadcasting) = 0;
   virtual void on_category(std::uint64_t storage, const Device& d, Category c) = 0;
   // Monotonic nanoseconds on the recorder's clock (ops are timed with it).
   virtual std::uint64_t now_ns() = 0;

@@ -1,0 +1,28 @@
+# Ops whose tensors are not all contiguous float32 on one device: what PyTorch itself says
+# of each op's output and inputs (sizes, strides, dtype) goes to the file in argv[1], for
+# the test to hold the trace's op events to.
+import json
+import sys
+
+import torch
+
+weights = torch.arange(12.0).reshape(3, 4)
+ones = torch.ones(3, 2)
+product = torch.mm(weights.t(), ones)  # the first input is transposed: strides (1, 4)
+every_other = torch.arange(6).view(2, 3)[:, ::2]  # int64, strides (3, 2)
+counts = every_other * 3
+square = torch.ones(2, 2, dtype=torch.float64)
+wide = square + square.t()
+
+
+def described(t):
+    return {"sizes": list(t.shape), "strides": list(t.stride()), "dtype": str(t.dtype), "device": str(t.device)}
+
+
+def op(name, output, *inputs):
+    return {"name": name, "output": described(output), "inputs": [described(t) for t in inputs]}
+
+
+with open(sys.argv[1], "w") as out:
+    json.dump([op("mm", product, weights.t(), ones), op("mul", counts, every_other), op("add", wide, square, square.t())],
+              out)
