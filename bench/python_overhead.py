@@ -8,7 +8,9 @@ both alike; the median of each over ROUNDS rounds of STEPS steps.
 
 Workloads (CPU): an MLP 784-256-10 at batch 256 (SGD), and one pre-norm transformer block
 (d_model 128, 4 heads, sequence 64, batch 8, AdamW). Prints one JSON object: per workload
-the plain and recorded medians (ms per step), their ratio, and the ops and events per step.
+the plain and recorded medians (ms per step), their ratio, and the trace's bytes per step;
+and, timed in the same rounds, the steps under a TorchDispatchMode that does nothing but
+run each op: PyTorch's own cost of the mode, which any recorder built on it pays.
 """
 import argparse
 import json
@@ -21,6 +23,7 @@ import time
 try:
     import torch
     from torch import nn
+    from torch.utils._python_dispatch import TorchDispatchMode
 except ImportError as e:
     print("skipped: %s cannot import torch: %s" % (sys.executable, e))
     sys.exit(77)
@@ -74,6 +77,11 @@ def transformer_block():
     return step
 
 
+class BareDispatchMode(TorchDispatchMode):
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        return func(*args, **(kwargs or {}))
+
+
 def timed(step, steps):
     start = time.perf_counter()
     for _ in range(steps):
@@ -85,15 +93,18 @@ def measure(name, make, rounds, steps, folder):
     step = make()
     for _ in range(3):
         step()  # warm up: caches, lazy init, optimizer state
-    plain, recorded, events = [], [], 0
+    plain, bare, recorded, events = [], [], [], 0
     for r in range(rounds):
         plain.append(timed(step, steps))
+        with BareDispatchMode():
+            bare.append(timed(step, steps))
         path = os.path.join(folder, "%s-%d.memtrace" % (name, r))
         with memlens.record(path):
             recorded.append(timed(step, steps))
         events = os.path.getsize(path)
-    p, q = statistics.median(plain), statistics.median(recorded)
+    p, b, q = statistics.median(plain), statistics.median(bare), statistics.median(recorded)
     return {"plain_ms_per_step": round(p, 3), "recorded_ms_per_step": round(q, 3), "ratio": round(q / p, 3),
+            "dispatch_mode_ms_per_step": round(b, 3), "dispatch_mode_ratio": round(b / p, 3),
             "plain_ms": [round(v, 3) for v in plain], "recorded_ms": [round(v, 3) for v in recorded],
             "trace_bytes_per_step": events // steps}
 

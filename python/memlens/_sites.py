@@ -36,41 +36,48 @@ class Sites:
         self._roots = _library_roots()
         self._max_depth = max_depth
         self._library_code = {}  # code object -> is library code
-        self._frames = {}  # (code, line) -> (site id, is library code)
+        self._frames = {}  # (code, line) -> site id
         self._stacks = {}  # tuple of site ids -> stack id
         self.override = None  # (site, stack) that events take instead, while set
 
-    def _frame(self, code, line):
-        """(site id, is library code) of a frame, interned once per code object and line."""
-        library = self._library_code.get(code)
-        if library is None:
-            library = self._library_code[code] = _is_library(code.co_filename, self._roots)
-        site = self._abi.memlens_abi_site(code.co_filename.encode("utf-8", "surrogateescape"), line,
-                                          code.co_name.encode("utf-8", "surrogateescape"))
-        known = self._frames[(code, line)] = (site, library)
-        return known
+    def _is_library(self, code):
+        library = self._library_code[code] = _is_library(code.co_filename, self._roots)
+        return library
+
+    def _site(self, code, line):
+        site = self._frames[(code, line)] = self._abi.memlens_abi_site(
+            code.co_filename.encode("utf-8", "surrogateescape"), line, code.co_name.encode("utf-8", "surrogateescape"))
+        return site
 
     def current(self):
         """(site, stack) of the caller's user code: ids from the C ABI, 0 when none."""
         if self.override is not None:
             return self.override
+        library_code, is_library = self._library_code, self._is_library
         frame = sys._getframe(1)
-        frames_get, user, frames = self._frames.get, 0, []
+        # Library frames inside the op (torch's, this package's) are left out, a dict
+        # lookup each; from the user's frame out, library frames (a Module's __call__)
+        # are kept.
+        while frame is not None:
+            code = frame.f_code
+            library = library_code.get(code)
+            if library is None:
+                library = is_library(code)
+            if not library:
+                break
+            frame = frame.f_back
+        if frame is None:
+            return 0, 0
+        frames_get, site_of, frames = self._frames.get, self._site, []
         depth = self._max_depth
         while frame is not None and depth:
             key = (frame.f_code, frame.f_lineno)
-            known = frames_get(key) or self._frame(*key)
-            # Library frames inside the op (torch's, this package's) are left out; those
-            # around the user's code (a Module's __call__) are kept.
-            if not known[1] or frames:
-                if not user and not known[1]:
-                    user = known[0]
-                frames.append(known[0])
-                depth -= 1
+            frames.append(frames_get(key) or site_of(*key))
+            depth -= 1
             frame = frame.f_back
         key = tuple(frames)
         stack = self._stacks.get(key)
         if stack is None:
             ids = (ctypes.c_uint32 * len(frames))(*frames)
-            stack = self._stacks[key] = self._abi.memlens_abi_stack(ids, len(frames)) if frames else 0
-        return user, stack
+            stack = self._stacks[key] = self._abi.memlens_abi_stack(ids, len(frames))
+        return frames[0], stack

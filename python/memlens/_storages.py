@@ -14,27 +14,24 @@ drops a name.
 import collections
 import weakref
 
+import torch
 from torch.multiprocessing.reductions import StorageWeakRef
 
 from ._vocabulary import CATEGORY
 
 
-def _storage_of(tensor):
-    # untyped_storage() from PyTorch 2.0 on; storage() (a TypedStorage) before it.
-    untyped = getattr(tensor, "untyped_storage", None)
-    return untyped() if untyped is not None else tensor.storage()
-
-
-def _device_key(device):
-    return device.type, device.index if device.index is not None else 0
+# A tensor's untyped storage: untyped_storage() from PyTorch 2.0 on; before it, _storage()
+# (storage() would wrap it in a TypedStorage first, at 7x the cost).
+_storage_of = getattr(torch.Tensor, "untyped_storage", None) or torch.Tensor._storage
 
 
 def trace_devices(torch):
     """The devices a recording lists, in order (the events' device numbers): the CPU, then
-    each CUDA device, counted without starting CUDA."""
+    each CUDA device, counted without starting CUDA. The numbers are keyed by torch.device,
+    as a tensor's `.device` says it (one dict lookup per tensor)."""
     names = ["cpu"] + ["cuda:%d" % i for i in range(torch.cuda.device_count())]
-    numbers = {("cpu", 0): 0}
-    numbers.update({("cuda", i): 1 + i for i in range(len(names) - 1)})
+    numbers = {torch.device("cpu"): 0}
+    numbers.update({torch.device("cuda", i): 1 + i for i in range(len(names) - 1)})
     return names, numbers
 
 
@@ -49,7 +46,7 @@ class Storage:
 class Storages:
     def __init__(self, abi, devices):
         self._abi = abi
-        self._devices = devices  # (device type, index) -> the trace's device number
+        self._devices = devices  # torch.device -> the trace's device number
         self._live = {}  # (device index, address) -> Storage
         self._held = {}  # id(tensor) -> key, for the tensor objects watched
         self._suspects = set()  # keys whose tensors are gone but whose storage may live on
@@ -68,7 +65,7 @@ class Storages:
             record = self.held(tensor)
             if record is not None:
                 return record, False
-        device = self._devices.get(_device_key(tensor.device))
+        device = self._devices.get(tensor.device)
         if device is None:  # meta tensors and devices the trace does not list hold no memory of theirs
             return None, False
         storage = _storage_of(tensor)
@@ -165,10 +162,12 @@ class Storages:
         self._abi.memlens_abi_storage_free(record.device, record.address, record.bytes, record.id)
 
     def device_number(self, tensor):
-        return self._devices.get(_device_key(tensor.device), 0)
+        return self._devices.get(tensor.device, 0)
 
     def device_number_of(self, device):
-        return self._devices.get(_device_key(device))
+        if device.index is None and device.type != "cpu":  # "cuda": the first
+            device = torch.device(device.type, 0)
+        return self._devices.get(device)
 
     def live(self):
         return list(self._live.values())
