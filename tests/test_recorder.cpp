@@ -12,6 +12,9 @@
 #include <nlohmann/json.hpp>
 #include <atomic>
 #include <chrono>
+#include <condition_variable>
+#include <deque>
+#include <mutex>
 #include <sstream>
 #include <fstream>
 #include <set>
@@ -195,6 +198,71 @@ TEST_CASE("eight threads recording at once lose nothing", "[concurrency]") {
   CHECK(allocs >= 8 * 500);
   CHECK(frees >= 8 * 500);
   CHECK(*r.footer_totals() == r.totals());
+  std::remove(path.c_str());
+}
+
+TEST_CASE("one order for all threads: a producer allocates, a consumer frees, the trace's bytes are the allocator's",
+          "[concurrency]") {
+  // The trace replayed in its file order (as every analysis replays it) must give the
+  // allocator's own figures: its peak, its final bytes and its bytes at each step, on
+  // every run, however the two threads interleaved.
+  const Device sim("sim");
+  constexpr int kRuns = 20, kSteps = 4, kPerStep = 300;
+  std::string path = temp_trace("producer-consumer");
+  for (int run = 0; run < kRuns; ++run) {
+    start(path);
+    reset_peak_memory_stats(sim);
+    std::vector<std::int64_t> at_steps;
+    std::vector<Tensor> kept;  // every 50th, so the end holds something
+    for (int s = 0; s < kSteps; ++s) {
+      std::mutex mu;
+      std::condition_variable ready;
+      std::deque<Tensor> queue;
+      std::thread producer([&] {
+        for (int i = 0; i < kPerStep; ++i) {
+          Tensor t = empty({64 + (i * 37) % 2048}, sim);
+          std::lock_guard l(mu);
+          queue.push_back(std::move(t));
+          ready.notify_one();
+        }
+      });
+      std::thread consumer([&] {
+        for (int i = 0; i < kPerStep; ++i) {
+          Tensor t;
+          {
+            std::unique_lock l(mu);
+            ready.wait(l, [&] { return !queue.empty(); });
+            t = std::move(queue.front());
+            queue.pop_front();
+          }
+          if (i % 50 == 0) kept.push_back(std::move(t));
+        }  // freed here, on this thread
+      });
+      producer.join();
+      consumer.join();
+      at_steps.push_back(memory_allocated(sim));
+      step();
+    }
+    const std::int64_t peak = max_memory_allocated(sim), final_bytes = memory_allocated(sim);
+    stop();
+    TraceReader r(path);
+    REQUIRE(r.problem().empty());
+    std::uint8_t device = 0;
+    while (device < r.header().devices.size() && r.header().devices[device].name != "sim:0") ++device;
+    REQUIRE(device < r.header().devices.size());
+    std::int64_t live = 0, trace_peak = 0;
+    std::vector<std::int64_t> trace_steps;
+    r.for_each([&](const Event& e) {
+      if (e.kind == EventKind::Step) trace_steps.push_back(live);
+      if (e.device != device) return;
+      if (e.kind == EventKind::Alloc) trace_peak = std::max(trace_peak, live += static_cast<std::int64_t>(e.alloc.size));
+      if (e.kind == EventKind::FreeRequested) live -= static_cast<std::int64_t>(e.free.size);
+    });
+    INFO("run " << run);
+    CHECK(trace_peak == peak);
+    CHECK(live == final_bytes);
+    CHECK(trace_steps == at_steps);
+  }
   std::remove(path.c_str());
 }
 

@@ -45,7 +45,10 @@ class Recorder final : public instrument::Sink {
     if (running_.load(std::memory_order_relaxed)) throw TraceError(path + ": a recording is already running (to " + path_ + ")");
     // The registered devices, in order: the header's list, one observer each. The list
     // is fixed for the process, so a late event of the last recording can still read it.
-    std::call_once(devices_once_, [this] { devices_ = allocatable_devices(); });
+    std::call_once(devices_once_, [this] {
+      devices_ = allocatable_devices();
+      sequences_ = std::vector<std::atomic<std::uint64_t>>(devices_.size());
+    });
     std::vector<DeviceInfo> devices;
     for (const Device& d : devices_) {
       Allocator& a = allocator_for(d);
@@ -63,10 +66,13 @@ class Recorder final : public instrument::Sink {
     TickClock clock;
     clock.start();     // the writer thread finishes the calibration
     rings_.discard();  // records published after the last recording stopped
+    // The allocators' event counts go on across recordings: the writer starts at these.
+    std::vector<std::uint64_t> first;
+    for (const auto& s : sequences_) first.push_back(s.load(std::memory_order_relaxed));
     // Memory allocated before recording began is not a ghost: describe it first.
     for (auto& o : observers_) describe_existing(*o);
     for (auto& o : observers_) o->allocator->add_observer(o.get());
-    writer_thread_.start(std::move(writer), clock, std::chrono::milliseconds(options.flush_interval_ms));
+    writer_thread_.start(std::move(writer), clock, std::chrono::milliseconds(options.flush_interval_ms), std::move(first));
     running_.store(true, std::memory_order_release);
     instrument::set_sink(this);
   }
@@ -147,8 +153,12 @@ class Recorder final : public instrument::Sink {
   void mark(EventKind kind, const char* name, std::uint64_t step_number) {
     if (!running()) return;
     ThreadRing& ring = rings_.local();
-    rr::put_mark(reserve(ring, rr::kMarkWords), kind, ticks(), name, step_number);
-    publish(ring, rr::kMarkWords);
+    const std::size_t n = rr::kMarkWords + sequences_.size();
+    std::uint64_t* seen = rr::put_mark(reserve(ring, n), kind, ticks(), name, step_number, sequences_.size());
+    // What the allocators did before this mark, as far as this thread can know it (what
+    // happened before it in the program's own order, through a join or a lock, is seen).
+    for (const auto& s : sequences_) *seen++ = s.load(std::memory_order_relaxed);
+    publish(ring, n);
   }
 
   // Scope names live as long as the recorder: the writer interns them later.
@@ -169,7 +179,12 @@ class Recorder final : public instrument::Sink {
     std::size_t n = failure ? rr::kFailureWords : rr::kAllocatorWords;
     std::uint64_t* w = reserve(ring, n + static_cast<std::size_t>(depth));
     if (depth) depth = frame_pointer_backtrace(w + n, depth);
-    rr::put_allocator(w, device, a, stamp(ring), site, depth);
+    // The event's place among its allocator's: called under the allocator's lock (or
+    // before any observer is attached), so a load and a store, with no other writer.
+    std::atomic<std::uint64_t>& count = sequences_[device];
+    const std::uint64_t sequence = count.load(std::memory_order_relaxed);
+    count.store(sequence + 1, std::memory_order_relaxed);
+    rr::put_allocator(w, device, a, stamp(ring), site, depth, sequence);
     publish(ring, n + static_cast<std::size_t>(depth));
   }
 
@@ -231,6 +246,8 @@ class Recorder final : public instrument::Sink {
   WriterThread writer_thread_{rings_};
   std::once_flag devices_once_;
   std::vector<Device> devices_;  // index = the trace's device
+  // Per device, how many allocator events were recorded (ever): each event's sequence.
+  std::vector<std::atomic<std::uint64_t>> sequences_;
   std::vector<std::unique_ptr<DeviceObserver>> observers_;
   std::atomic<int> stack_depth_{0};
   std::mutex names_mu_;

@@ -19,8 +19,19 @@ namespace memlens::profiler::ring_records {
 // them, so a layout is stated once. Every record starts with its header and its time.
 enum CommonWord : std::size_t { kHeaderWord, kStampWord };
 // Segments, blocks and retries; AllocFailed and Oom add the device's state. The stack's
-// frames follow either.
-enum AllocatorWord : std::size_t { kAddress = 2, kSize, kRequested, kSegment, kStorage, kAllocSite, kStream, kAllocatorEnd };
+// frames follow either. kSequence: the event's place among its allocator's events (taken
+// under the allocator's lock), by which the writer orders the threads' records.
+enum AllocatorWord : std::size_t {
+  kAddress = 2,
+  kSize,
+  kRequested,
+  kSegment,
+  kStorage,
+  kAllocSite,
+  kStream,
+  kSequence,
+  kAllocatorEnd
+};
 enum FailureWord : std::size_t { kDeviceFree = kAllocatorEnd, kReserved, kAllocated, kLargestFree, kFailureEnd };
 // The sizes then the strides follow, ndim each.
 enum ViewWord : std::size_t { kTensor = 2, kViewStorage, kOffset, kViewSite, kViewDims };
@@ -28,12 +39,14 @@ enum CopyWord : std::size_t { kDst = 2, kSrc, kBytes, kCopySite, kCopyEnd };
 // An op's end is its time; the output's and inputs' tensors follow (put_tensor).
 enum OpWord : std::size_t { kOpStart = 2, kOpName, kOpBytes, kOpSite, kOpTensors };
 enum CategoryWord : std::size_t { kCategoryStorage = 2, kCategoryEnd };
-// ScopeBegin, ScopeEnd (a name), Step (its number).
+// ScopeBegin, ScopeEnd (a name), Step (its number); then, one word per device, how many
+// of that device's allocator events had happened when the mark was made (the writer puts
+// the mark after them).
 enum MarkWord : std::size_t { kMarkName = 2, kStepNumber, kMarkEnd };
 // The fixed records' sizes in words, header and time included.
 inline constexpr std::size_t kAllocatorWords = kAllocatorEnd, kFailureWords = kFailureEnd, kCopyWords = kCopyEnd,
                              kCategoryWords = kCategoryEnd, kMarkWords = kMarkEnd;
-static_assert(kAllocatorWords == 9 && kFailureWords == 13 && kCopyWords == 6 && kCategoryWords == 3 && kMarkWords == 4);
+static_assert(kAllocatorWords == 10 && kFailureWords == 14 && kCopyWords == 6 && kCategoryWords == 3 && kMarkWords == 4);
 
 inline std::size_t view_words(std::size_t ndim) { return kViewDims + 2 * ndim; }
 // An op's tensor: a word of its dim count, dtype and device, then its sizes and strides
@@ -53,7 +66,7 @@ inline std::uint64_t ptr(const void* p) { return reinterpret_cast<std::uint64_t>
 
 // An allocator event: `depth` stack frames are already at w + (failure ? kFailureWords : kAllocatorWords).
 inline void put_allocator(std::uint64_t* w, std::uint8_t device, const AllocatorEvent& a, std::uint64_t stamp, const void* site,
-                          int depth) {
+                          int depth, std::uint64_t sequence) {
   bool failure = a.kind == EventKind::AllocFailed || a.kind == EventKind::Oom;
   std::size_t n = failure ? kFailureWords : kAllocatorWords;
   bool pooled = a.kind == EventKind::SegmentAlloc || a.kind == EventKind::SegmentFree || a.kind == EventKind::AllocRetry;
@@ -63,6 +76,7 @@ inline void put_allocator(std::uint64_t* w, std::uint8_t device, const Allocator
   w[kAddress] = a.address, w[kSize] = static_cast<std::uint64_t>(a.size), w[kRequested] = static_cast<std::uint64_t>(a.requested);
   w[kSegment] = a.segment, w[kStorage] = a.storage, w[kAllocSite] = ptr(site);
   w[kStream] = static_cast<std::uint64_t>(static_cast<std::int64_t>(a.stream));
+  w[kSequence] = sequence;
   if (failure) {
     w[kDeviceFree] = static_cast<std::uint64_t>(a.device_free), w[kReserved] = static_cast<std::uint64_t>(a.reserved);
     w[kAllocated] = static_cast<std::uint64_t>(a.allocated), w[kLargestFree] = static_cast<std::uint64_t>(a.largest_free_block);
@@ -113,10 +127,39 @@ inline void put_category(std::uint64_t* w, std::uint8_t device, std::uint64_t st
   w[kCategoryStorage] = storage;
 }
 
-inline void put_mark(std::uint64_t* w, EventKind kind, std::uint64_t stamp, const char* name, std::uint64_t step) {
-  w[kHeaderWord] = header(kind, 0, 0, 0, kMarkWords, 0);
+// A mark: `devices` words of allocator event counts follow, put by the caller.
+inline std::uint64_t* put_mark(std::uint64_t* w, EventKind kind, std::uint64_t stamp, const char* name, std::uint64_t step,
+                               std::size_t devices) {
+  w[kHeaderWord] = header(kind, 0, 0, 0, kMarkWords + devices, devices);
   w[kStampWord] = stamp;
   w[kMarkName] = ptr(name), w[kStepNumber] = step;
+  return w + kMarkWords;
+}
+
+// What a record must wait for in the trace's order: an allocator event, the events of its
+// allocator before it (`device`, `sequence`); a mark, the allocator events it saw happen
+// (`seen[d]` for each of `devices`); anything else, nothing but its thread's earlier records.
+struct OrderKey {
+  bool allocator = false;
+  std::uint8_t device = 0;
+  std::uint64_t sequence = 0;
+  const std::uint64_t* seen = nullptr;
+  std::size_t devices = 0;
+};
+inline OrderKey order_key(const std::uint64_t* w, const RecordHeader& h) {
+  switch (static_cast<EventKind>(h.kind)) {
+    case EventKind::ScopeBegin:
+    case EventKind::ScopeEnd:
+    case EventKind::Step:
+      return {.seen = w + kMarkWords, .devices = h.extra};
+    case EventKind::View:
+    case EventKind::Copy:
+    case EventKind::Op:
+    case EventKind::Category:
+      return {};
+    default:
+      return {.allocator = true, .device = h.device, .sequence = w[kSequence]};
+  }
 }
 
 // What a record holds besides the Event's fields, for the writer thread to intern.

@@ -29,37 +29,38 @@ class RingRegistry {
 
   // ---- the consumer (one at a time: the writer thread, or start() while it is stopped)
 
-  // Calls visit(ring, words, header) for every published record, ring by ring, in order
-  // within each, then frees the rings of threads that have ended; returns how many.
-  template <class Visit>
-  std::size_t drain(Visit&& visit) {
-    std::vector<ThreadRing*> rings;
-    {
-      std::lock_guard lock(mu_);
-      for (auto& r : rings_) rings.push_back(r.get());
-    }
-    std::size_t moved = 0;
-    std::vector<ThreadRing*> ended;
-    for (ThreadRing* ring : rings) {
-      bool retired = ring->retired();  // before draining: nothing is published after it
-      moved += ring->drain([&](const std::uint64_t* w, const RecordHeader& h) { visit(*ring, w, h); });
-      if (retired) ended.push_back(ring);
-    }
-    if (!ended.empty()) {
-      std::lock_guard lock(mu_);
-      std::erase_if(rings_, [&](const std::unique_ptr<ThreadRing>& r) {
-        if (std::find(ended.begin(), ended.end(), r.get()) == ended.end()) return false;
-        retired_waits_ += r->waits();
-        return true;
-      });
-    }
-    return moved;
+  // The rings now, for one pass of the consumer.
+  std::vector<ThreadRing*> rings() {
+    std::lock_guard lock(mu_);
+    std::vector<ThreadRing*> out;
+    for (auto& r : rings_) out.push_back(r.get());
+    return out;
+  }
+
+  // Frees these rings: of threads that ended (retired() was true before their last
+  // drain), with every record taken.
+  void free(const std::vector<ThreadRing*>& ended) {
+    if (ended.empty()) return;
+    std::lock_guard lock(mu_);
+    std::erase_if(rings_, [&](const std::unique_ptr<ThreadRing>& r) {
+      if (std::find(ended.begin(), ended.end(), r.get()) == ended.end()) return false;
+      retired_waits_ += r->waits();
+      return true;
+    });
   }
 
   // Drops what the rings hold unread: records published after a recording stopped must
-  // not open the next one.
-  void discard() {
-    drain([](ThreadRing&, const std::uint64_t*, const RecordHeader&) {});
+  // not open the next one; a failed recording drops its records too.
+  std::size_t discard() {
+    std::size_t moved = 0;
+    std::vector<ThreadRing*> ended;
+    for (ThreadRing* ring : rings()) {
+      bool retired = ring->retired();  // before draining: nothing is published after it
+      moved += ring->drain([](const std::uint64_t*, const RecordHeader&) { return true; });
+      if (retired) ended.push_back(ring);
+    }
+    free(ended);
+    return moved;
   }
 
   std::size_t count() {

@@ -3,6 +3,7 @@
 // holding variable-length records. A small event costs a few words, not a whole Event,
 // and the producer touches the consumer's cache line only when its cached view of the
 // tail says the ring may be filling up.
+#include <algorithm>
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
@@ -80,17 +81,22 @@ class ThreadRing {
 
   // ---- consumer (the writer thread)
 
-  // Calls visit(words, header) for every published record in order; returns how many.
+  // Where the producer has published up to (consumer side): a limit for drain().
+  std::uint64_t published() const { return head_.load(std::memory_order_acquire); }
+
+  // Calls visit(words, header) for the published records in order (those before `limit`),
+  // while it returns true (the record is taken); the first it declines stays, to be
+  // offered again. Returns how many were taken.
   template <class Visit>
-  std::size_t drain(Visit&& visit) {
-    std::uint64_t head = head_.load(std::memory_order_acquire);
+  std::size_t drain(Visit&& visit, std::uint64_t limit = ~std::uint64_t{0}) {
+    std::uint64_t head = std::min(head_.load(std::memory_order_acquire), limit);
     std::uint64_t t = tail_.load(std::memory_order_relaxed);
     std::size_t records = 0;
     while (t < head) {
       const std::uint64_t* w = &words_[t & (kWords - 1)];
       RecordHeader h = RecordHeader::unpack(*w);
       if (h.kind != 0) {
-        visit(w, h);
+        if (!visit(w, h)) break;
         // Give a producer that waits for room some back before the whole batch is done.
         if ((++records & 255) == 0) tail_.store(t + h.words, std::memory_order_release);
       }
@@ -99,6 +105,21 @@ class ThreadRing {
     tail_.store(t, std::memory_order_release);
     return records;
   }
+
+  // Calls visit(words, header) for every published record not yet taken, taking none.
+  template <class Visit>
+  void peek(Visit&& visit) const {
+    const std::uint64_t head = head_.load(std::memory_order_acquire);
+    for (std::uint64_t t = tail_.load(std::memory_order_relaxed); t < head;) {
+      const std::uint64_t* w = &words_[t & (kWords - 1)];
+      RecordHeader h = RecordHeader::unpack(*w);
+      if (h.kind != 0) visit(w, h);
+      t += h.words;
+    }
+  }
+
+  // Every published record taken (consumer side).
+  bool drained() const { return tail_.load(std::memory_order_relaxed) == head_.load(std::memory_order_acquire); }
 
  private:
   template <class Wake>

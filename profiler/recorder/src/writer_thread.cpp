@@ -1,5 +1,6 @@
 #include "writer_thread.hpp"
 
+#include <algorithm>
 #include <array>
 #include <iostream>
 
@@ -8,8 +9,10 @@
 
 namespace memlens::profiler {
 
-void WriterThread::start(std::unique_ptr<TraceWriter> writer, const TickClock& clock, std::chrono::milliseconds flush_interval) {
+void WriterThread::start(std::unique_ptr<TraceWriter> writer, const TickClock& clock, std::chrono::milliseconds flush_interval,
+                         std::vector<std::uint64_t> first) {
   writer_ = std::move(writer);
+  next_ = std::move(first);
   failed_ = false;
   clock_ = clock;
   flush_interval_ = flush_interval;
@@ -50,28 +53,81 @@ void WriterThread::flush() {
   flushed_.wait(l, [&] { return flush_done_ >= want || stop_requested_; });
 }
 
-std::size_t WriterThread::drain() {
-  if (failed_) return rings_.drain([](ThreadRing&, const std::uint64_t*, const RecordHeader&) {});
-  return rings_.drain([&](ThreadRing& ring, const std::uint64_t* w, const RecordHeader& h) {
-    Event e;
-    ring_records::Pointers p = ring_records::decode(w, h, e);
-    e.thread = ring.number();
-    e.time_ns = clock_.to_ns(e.time_ns);
-    if (e.kind == EventKind::Op) e.op.duration_ns = clock_.duration_ns(e.op.duration_ns);
-    if (p.site) *e.site_field() = writer_->intern_site_address(reinterpret_cast<std::uint64_t>(p.site));
-    if (p.depth > 0) {
-      std::array<const void*, kMaxFrames> frames;
-      int depth = std::min(p.depth, kMaxFrames);
-      for (int i = 0; i < depth; ++i) frames[static_cast<std::size_t>(i)] = reinterpret_cast<const void*>(p.frames[i]);
-      *e.stack_field() = writer_->intern_stack(frames.data(), depth);
-    }
-    if (p.name) {
-      auto [it, fresh] = name_ids_.emplace(p.name, 0);
-      if (fresh) it->second = writer_->intern_string(p.name);
-      *e.name_field() = it->second;
-    }
-    writer_->write(e);
-  });
+std::size_t WriterThread::drain(bool stopping) {
+  if (failed_) return rings_.discard();
+  std::size_t written = 0;
+  for (bool force = false;;) {
+    std::size_t n = pass(force);
+    written += n;
+    if (n > 0) continue;  // what was written may be what another ring's records wait for
+    if (force || !stopping) return written;
+    force = true;
+  }
+}
+
+std::size_t WriterThread::pass(bool force) {
+  const std::vector<ThreadRing*> rings = rings_.rings();
+  std::vector<std::uint64_t> limits;
+  std::vector<bool> retired;
+  for (ThreadRing* ring : rings) {
+    retired.push_back(ring->retired());  // before its head: nothing is published after it
+    limits.push_back(ring->published());
+  }
+  // The marks not yet written, read after the heads: a record before a ring's limit was
+  // published after every mark that happened before it, so the barrier knows that mark.
+  barrier_.assign(next_.size(), ~std::uint64_t{0});
+  for (ThreadRing* ring : rings)
+    ring->peek([&](const std::uint64_t* w, const RecordHeader& h) {
+      const ring_records::OrderKey k = ring_records::order_key(w, h);
+      for (std::size_t d = 0; d < k.devices && d < barrier_.size(); ++d) barrier_[d] = std::min(barrier_[d], k.seen[d]);
+    });
+  std::size_t n = 0;
+  std::vector<ThreadRing*> ended;
+  for (std::size_t i = 0; i < rings.size(); ++i) {
+    n += rings[i]->drain(
+        [&](const std::uint64_t* w, const RecordHeader& h) {
+          if (!force && !in_order(w, h)) return false;
+          write(*rings[i], w, h);
+          return true;
+        },
+        limits[i]);
+    if (retired[i] && rings[i]->drained()) ended.push_back(rings[i]);
+  }
+  rings_.free(ended);
+  return n;
+}
+
+// An allocator event goes when it is its device's next and no mark waiting to be written
+// saw it still to come; a mark, once the allocator events it saw are written.
+bool WriterThread::in_order(const std::uint64_t* w, const RecordHeader& h) const {
+  const ring_records::OrderKey k = ring_records::order_key(w, h);
+  if (k.allocator) return k.device >= next_.size() || (k.sequence <= next_[k.device] && k.sequence < barrier_[k.device]);
+  for (std::size_t d = 0; d < k.devices && d < next_.size(); ++d)
+    if (k.seen[d] > next_[d]) return false;
+  return true;
+}
+
+void WriterThread::write(const ThreadRing& ring, const std::uint64_t* w, const RecordHeader& h) {
+  const ring_records::OrderKey k = ring_records::order_key(w, h);
+  if (k.allocator && k.device < next_.size()) next_[k.device] = std::max(next_[k.device], k.sequence + 1);
+  Event e;
+  ring_records::Pointers p = ring_records::decode(w, h, e);
+  e.thread = ring.number();
+  e.time_ns = clock_.to_ns(e.time_ns);
+  if (e.kind == EventKind::Op) e.op.duration_ns = clock_.duration_ns(e.op.duration_ns);
+  if (p.site) *e.site_field() = writer_->intern_site_address(reinterpret_cast<std::uint64_t>(p.site));
+  if (p.depth > 0) {
+    std::array<const void*, kMaxFrames> frames;
+    int depth = std::min(p.depth, kMaxFrames);
+    for (int i = 0; i < depth; ++i) frames[static_cast<std::size_t>(i)] = reinterpret_cast<const void*>(p.frames[i]);
+    *e.stack_field() = writer_->intern_stack(frames.data(), depth);
+  }
+  if (p.name) {
+    auto [it, fresh] = name_ids_.emplace(p.name, 0);
+    if (fresh) it->second = writer_->intern_string(p.name);
+    *e.name_field() = it->second;
+  }
+  writer_->write(e);
 }
 
 void WriterThread::run() {
@@ -99,7 +155,7 @@ void WriterThread::run() {
       flush_wanted = flush_requested_;
     }
     try {
-      busy = drain() > 0;
+      busy = drain(stopping) > 0;
       auto now = std::chrono::steady_clock::now();
       if (!failed_ && (stopping || flush_wanted > flush_done_ || now - last_flush >= flush_interval_)) {
         writer_->flush();

@@ -3,6 +3,12 @@
 // events (ticks into nanoseconds; sites, names and stacks interned) and hands them to the
 // TraceWriter, flushing at least every `flush_interval`, so a program that dies leaves a
 // trace readable up to its last flush.
+//
+// The order: each thread's records in its own order, merged so that each allocator's
+// events are in the order its lock gave them (their sequence numbers), and each mark
+// (step, scope) comes after the allocator events it saw happen and before the others. A
+// record that must wait stays in its ring, with its thread's later ones, until what it
+// waits for is written.
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
@@ -10,6 +16,7 @@
 #include <mutex>
 #include <thread>
 #include <unordered_map>
+#include <vector>
 
 #include "memlens/trace/trace_writer.hpp"
 #include "ring_registry.hpp"
@@ -27,7 +34,9 @@ class WriterThread {
   WriterThread(const WriterThread&) = delete;
   WriterThread& operator=(const WriterThread&) = delete;
 
-  void start(std::unique_ptr<TraceWriter> writer, const TickClock& clock, std::chrono::milliseconds flush_interval);
+  // `first`: per device, the sequence number of its allocator's next event.
+  void start(std::unique_ptr<TraceWriter> writer, const TickClock& clock, std::chrono::milliseconds flush_interval,
+             std::vector<std::uint64_t> first);
   // Drains what is published, writes the footer and closes the file. No-op when stopped.
   void stop();
   // Blocks until every record published before the call is in the file.
@@ -40,7 +49,13 @@ class WriterThread {
 
  private:
   void run();
-  std::size_t drain();
+  // Writes what is in order; `stopping`: then what still waits (for an event that never
+  // came) too, in its thread's order.
+  std::size_t drain(bool stopping);
+  // Takes from every ring what is in order (with `force`, everything); returns how many.
+  std::size_t pass(bool force);
+  bool in_order(const std::uint64_t* w, const RecordHeader& h) const;
+  void write(const ThreadRing& ring, const std::uint64_t* w, const RecordHeader& h);
 
   RingRegistry& rings_;
   std::unique_ptr<TraceWriter> writer_;
@@ -57,6 +72,10 @@ class WriterThread {
   bool failed_ = false;
   std::uint64_t flush_requested_ = 0, flush_done_ = 0;
   std::unordered_map<const char*, std::uint32_t> name_ids_;  // names have static lifetime: keyed by address
+  std::vector<std::uint64_t> next_;  // per device: the sequence number of the allocator event to write next
+  // Per device, this pass: the fewest allocator events a mark not yet written saw (none
+  // of its device's events from there on goes before it).
+  std::vector<std::uint64_t> barrier_;
 };
 
 }  // namespace memlens::profiler
