@@ -7,6 +7,9 @@
 #include <memlens/trace/export.hpp>
 #include <memlens/recorder/recorder.hpp>
 #include <memlens/trace/trace_reader.hpp>
+#ifdef MEMLENS_TEST_ANALYSIS
+#include <memlens/analysis/analyze.hpp>
+#endif
 #include <memlens/runtime.hpp>
 #include <memlens/tensor/instrument.hpp>
 #include <nlohmann/json.hpp>
@@ -262,6 +265,15 @@ TEST_CASE("one order for all threads: a producer allocates, a consumer frees, th
     CHECK(trace_peak == peak);
     CHECK(live == final_bytes);
     CHECK(trace_steps == at_steps);
+#ifdef MEMLENS_TEST_ANALYSIS
+    // The report's figures, from the same order.
+    const analysis::Report report = analysis::analyze(r);
+    for (const auto& d : report.devices)
+      if (d.index == device) {
+        CHECK(d.peak_allocated.allocated == static_cast<std::uint64_t>(peak));
+        CHECK(d.final_allocated == static_cast<std::uint64_t>(final_bytes));
+      }
+#endif
   }
   std::remove(path.c_str());
 }
