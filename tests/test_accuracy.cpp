@@ -12,10 +12,14 @@ using namespace memlens::test;
 
 namespace {
 
-// "kind at NAME.cpp:LINE" for each finding of the program's report.
-std::multiset<std::string> findings_of(const std::string& name) {
-  std::string program = std::string(ACCURACY_BIN_DIR) + "/" + name;
-  nlohmann::json t = report_json(recorded("accuracy-" + name, program, ""));
+// "kind at NAME.cpp:LINE" for each finding of the program's report, recorded with the
+// settings `env` ("NAME=VALUE ...", may be empty).
+std::multiset<std::string> findings_of(const std::string& name, const std::string& env) {
+  const std::string program = std::string(ACCURACY_BIN_DIR) + "/" + name, trace = temp("accuracy-" + name + ".memtrace");
+  Run rec = run_command(env + " " + quote(MEMLENS_BIN) + " record -o " + quote(trace) + " -- " + quote(program));
+  INFO(rec.out);
+  REQUIRE(rec.status == 0);
+  nlohmann::json t = report_json(trace);
   std::multiset<std::string> out;
   for (const auto& f : t["findings"]) {
     std::string site = f["site"].is_string() ? f["site"].get<std::string>() : "<unknown>";
@@ -38,7 +42,7 @@ TEST_CASE("accuracy suite: every planted bug found at its line, no finding on co
     names.insert(name);
     if (p.contains("twin")) twins.insert(p["twin"].get<std::string>());
     ++programs;
-    std::multiset<std::string> got = findings_of(name);
+    std::multiset<std::string> got = findings_of(name, p.value("env", ""));
     clean += p["expect"].empty();
     for (const auto& e : p["expect"]) {
       // The manifest's line is the one the source marks "// BUG: kind".

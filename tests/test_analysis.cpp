@@ -233,6 +233,35 @@ TEST_CASE("transfers: per site and step, and the same source sent again every st
   CHECK(r.transfers.resent[0].times == 3);
   CHECK(r.transfers.resent[0].steps == 3);
   CHECK(count(r, FindingKind::ResentTransfer) == 1);
+  for (const Finding& f : r.findings)
+    if (f.kind == FindingKind::ResentTransfer) CHECK(f.advice == "move the data to the device once, before the loop");
+}
+
+TEST_CASE("transfers: data that cannot fit on the device beside the peak is not advised onto it", "[analysis]") {
+  // Two halves of a 1.25 GiB host data set sent every step to a 1 GiB device: moving the
+  // data there once is impossible, so the advice is to stream it.
+  TraceBuilder t("transfers-too-big");
+  auto loop = t.site(80), once = t.site(70);
+  const std::uint64_t half = 640 * kMiB;
+  t.alloc(0x10000000, 2 * half, once, 1, TraceBuilder::kCpu);
+  t.segment(kSeg, 2 * kMiB);
+  t.alloc(kSeg, kMiB, once, 2);  // the device's peak: 1 MiB
+  t.step();
+  for (int i = 0; i < 3; ++i) {
+    t.copy(0, 0x10000000, 1, kSeg, half, CopyReason::ToDevice, loop);
+    t.copy(0, 0x10000000 + half, 1, kSeg, half, CopyReason::ToDevice, loop);
+    t.step();
+  }
+  Report r = analyze(t.read());
+  REQUIRE(r.transfers.resent.size() == 1);
+  CHECK(r.transfers.resent[0].sources == 2);
+  CHECK(r.transfers.resent[0].to == TraceBuilder::kSim);
+  std::string advice;
+  for (const Finding& f : r.findings)
+    if (f.kind == FindingKind::ResentTransfer) advice = f.advice;
+  CHECK(advice ==
+        "the data (1.25 GiB) does not fit on sim:0 beside the run's peak (1.00 MiB of 1.00 GiB): stream it from pinned "
+        "memory with non_blocking copies, so they overlap the compute");
 }
 
 TEST_CASE("transfers: a staging buffer refilled before every send sends new data, not the same again", "[analysis]") {

@@ -17,6 +17,18 @@ std::string shapes_text(const std::vector<ShapeRecord>& inputs) {
   return out;
 }
 
+// Moving the data once is the advice only where it fits beside the run's peak on the
+// device it is sent to (a capacity of 0 is unknown: assumed to fit).
+std::string resend_advice(const Report& r, const ResentTransfer& t) {
+  const std::uint64_t data = t.bytes * t.sources;
+  for (const DeviceReport& d : r.devices)
+    if (d.index == t.to && d.capacity && d.peak_allocated.allocated + data > d.capacity)
+      return "the data (" + bytes_text(data) + ") does not fit on " + d.name + " beside the run's peak (" +
+             bytes_text(d.peak_allocated.allocated) + " of " + bytes_text(d.capacity) +
+             "): stream it from pinned memory with non_blocking copies, so they overlap the compute";
+  return "move the data to the device once, before the loop";
+}
+
 std::string times(std::uint64_t n) { return std::to_string(n) + (n == 1 ? " time" : " times"); }
 
 std::string factor_text(double f) {
@@ -117,7 +129,7 @@ void gather_findings(Report& r) {
     add(FindingKind::ResentTransfer, t.site, t.bytes * t.times,
         std::to_string(t.sources) + (t.sources == 1 ? " source" : " sources") + " of " + bytes_text(t.bytes) +
             " sent again and again, each in " + std::to_string(t.steps) + " steps (" + std::to_string(t.times) + " sends)",
-        t.time_ns, "move the data to the device once, before the loop", t.bytes * (t.times - std::min(t.times, t.sources)));
+        t.time_ns, resend_advice(r, t), t.bytes * (t.times - std::min(t.times, t.sources)));
   for (const ChurnFinding& c : r.churn.findings)
     add(FindingKind::Churn, c.site, c.size,
         "a fresh " + bytes_text(c.size) + " buffer every step (" + std::to_string(c.allocs) + " allocations in " +

@@ -185,8 +185,12 @@ class JsonReport {
           {{"site", site(x.site)}, {"from", x.from}, {"to", x.to}, {"count", x.count}, {"bytes", x.bytes}, {"steps", x.steps}});
     for (const auto& x : t.per_step) steps.push_back({{"step", x.step}, {"count", x.count}, {"bytes", x.bytes}});
     for (const auto& x : t.resent)
-      resent.push_back(
-          {{"site", site(x.site)}, {"bytes", x.bytes}, {"sources", x.sources}, {"times", x.times}, {"steps", x.steps}});
+      resent.push_back({{"site", site(x.site)},
+                        {"to", device_name(x.to)},
+                        {"bytes", x.bytes},
+                        {"sources", x.sources},
+                        {"times", x.times},
+                        {"steps", x.steps}});
     return {{"count", t.count}, {"bytes", t.bytes}, {"sites", sites}, {"per_step", steps}, {"resent", resent}};
   }
 

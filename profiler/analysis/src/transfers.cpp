@@ -1,7 +1,9 @@
 // transfers: copies between devices per site and per step, and the same source data sent
 // again in later steps (the seed's "move the data set to the device once"). The same
 // data means the same storage, offset and size with nothing copied into that storage in
-// between: a staging buffer refilled with copy_ before every send sends new data.
+// between: a staging buffer refilled with copy_ before every send sends new data. A copy
+// between two kinds of host memory (pageable `cpu` into pinned `cuda_host`, as a
+// DataLoader with pin_memory stages each batch) crosses no bus: not a transfer.
 #include <absl/container/flat_hash_map.h>
 
 #include <algorithm>
@@ -15,6 +17,9 @@ namespace {
 
 using profiler::Event;
 using profiler::EventKind;
+
+// Host memory, pageable or pinned, as a trace names its devices.
+bool host_memory(const std::string& device) { return device == "cpu" || device == "cuda_host"; }
 
 class TransferAnalysis final : public Analysis {
  public:
@@ -30,6 +35,7 @@ class TransferAnalysis final : public Analysis {
     if (e.device == c.src_device) return;
     const auto& devices = s.trace.header().devices;
     auto name = [&](std::uint8_t d) { return d < devices.size() ? devices[d].name : "device " + std::to_string(d); };
+    if (host_memory(name(c.src_device)) && host_memory(name(e.device))) return;
     Site& site = sites_[{s.site, c.src_device, e.device}];
     if (site.total.count == 0) site.total.site = s.site, site.total.from = name(c.src_device), site.total.to = name(e.device);
     ++site.total.count;
@@ -41,9 +47,9 @@ class TransferAnalysis final : public Analysis {
     per_step_.back().bytes += c.bytes;
 
     // The source named by its storage and offset when it is a live block, else its address.
-    Source key{s.site, c.src_address, 0, c.bytes, 0};
+    Source key{s.site, e.device, c.src_address, 0, c.bytes, 0};
     if (const LiveBlock* b = s.live.containing(c.src_device, c.src_address); b && b->storage)
-      key = {s.site, b->storage, c.src_address - b->address, c.bytes, writes_[b->storage]};
+      key = {s.site, e.device, b->storage, c.src_address - b->address, c.bytes, writes_[b->storage]};
     Resend& r = sources_[key];
     if (r.times == 0) r.first_ns = s.since_start(e.time_ns);
     ++r.times;
@@ -60,11 +66,11 @@ class TransferAnalysis final : public Analysis {
     std::stable_sort(out.sites.begin(), out.sites.end(),
                      [](const TransferSite& a, const TransferSite& b) { return a.bytes > b.bytes; });
     out.per_step = std::move(per_step_);
-    std::map<std::pair<SiteId, std::uint64_t>, ResentTransfer> resent;  // by site and size
+    std::map<std::tuple<SiteId, std::uint64_t, std::uint8_t>, ResentTransfer> resent;  // by site, size and destination
     for (auto& [k, v] : sources_) {
       if (v.steps < 2) continue;
-      ResentTransfer& t = resent[{k.site, k.bytes}];
-      t.site = k.site, t.bytes = k.bytes;
+      ResentTransfer& t = resent[{k.site, k.bytes, k.to}];
+      t.site = k.site, t.bytes = k.bytes, t.to = k.to;
       if (t.sources++ == 0 || v.first_ns < t.time_ns) t.time_ns = v.first_ns;
       t.times += v.times;
       t.steps = std::max(t.steps, v.steps);
@@ -81,12 +87,13 @@ class TransferAnalysis final : public Analysis {
   };
   struct Source {
     SiteId site;
+    std::uint8_t to;  // the destination device
     std::uint64_t storage_or_address, offset, bytes;
     std::uint64_t version;  // copies into the storage before this send
     bool operator==(const Source&) const = default;
     template <class H>
     friend H AbslHashValue(H h, const Source& s) {
-      return H::combine(std::move(h), s.site, s.storage_or_address, s.offset, s.bytes, s.version);
+      return H::combine(std::move(h), s.site, s.to, s.storage_or_address, s.offset, s.bytes, s.version);
     }
   };
   struct Resend {

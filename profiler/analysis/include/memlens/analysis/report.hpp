@@ -162,6 +162,7 @@ struct ResentTransfer {
   std::uint64_t sources = 0;           // distinct source data (a batch of a data set is one)
   std::uint64_t times = 0, steps = 0;  // sends in all; the most steps one source was sent in
   std::uint64_t time_ns = 0;           // the first send
+  std::uint8_t to = 0;                 // the destination device (an index into the header's)
 };
 struct TransferSection {
   std::vector<TransferSite> sites;
