@@ -143,7 +143,12 @@ TEST_CASE("contiguity: layout copies by site with the views that made the input 
   t.view(5, ViewKind::Narrow, s);
   for (int i = 0; i < 4; ++i) t.copy(1, kSeg, 1, kSeg + kMiB, 65536, CopyReason::Contiguous, s);
   t.alloc(kSeg + 131072, 4096, cast, 6);
-  t.copy(1, kSeg + 131072, 1, kSeg + kMiB, 8192, CopyReason::OpInternal, cast);  // a dtype cast: not layout
+  t.copy(1, kSeg + 131072, 1, kSeg + kMiB, 8192, CopyReason::OpInternal, cast);  // an op's copy, no view: not layout
+  // A conversion to another dtype of the sliced storage, in every step: not layout either.
+  for (int i = 0; i < 3; ++i) {
+    t.copy(1, kSeg, 1, kSeg + kMiB, 65536, CopyReason::Cast, cast);
+    t.step();
+  }
   Report r = analyze(t.read());
   REQUIRE(r.contiguity.copies.size() == 1);
   const LayoutCopy& c = r.contiguity.copies[0];

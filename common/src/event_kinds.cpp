@@ -33,8 +33,8 @@ std::string_view view_kind_name(ViewKind k) {
 }
 
 std::string_view copy_reason_name(CopyReason r) {
-  constexpr std::array<std::string_view, kCopyReasonCount> names = {"to_device", "contiguous", "reshape",    "clone",
-                                                                    "copy_",     "index",      "op_internal"};
+  constexpr std::array<std::string_view, kCopyReasonCount> names = {"to_device", "contiguous", "reshape",     "clone",
+                                                                    "copy_",     "index",      "op_internal", "cast"};
   return name_of(names, static_cast<std::size_t>(r));
 }
 

@@ -210,5 +210,5 @@ class DispatchRecorder(TorchDispatchMode):
             layout = kwargs.get("memory_format") == torch.contiguous_format and not src.is_contiguous()
             return "contiguous" if layout else "clone"
         if name == "_to_copy":
-            return "to_device" if src.device != dst.device else "clone"
+            return "to_device" if src.device != dst.device else "cast" if src.dtype != dst.dtype else "clone"
         return None

@@ -4,7 +4,7 @@ scalar_type.hpp's dtype_repr): the numbers the C ABI takes. A test holds these l
 CATEGORIES = ["unknown", "parameter", "gradient", "optimizer_state", "activation", "temporary", "input", "autograd_detail"]
 VIEW_KINDS = ["view", "reshape", "transpose", "permute", "expand", "squeeze", "unsqueeze", "narrow", "select", "slice",
               "diagonal", "detach", "index"]
-COPY_REASONS = ["to_device", "contiguous", "reshape", "clone", "copy_", "index", "op_internal"]
+COPY_REASONS = ["to_device", "contiguous", "reshape", "clone", "copy_", "index", "op_internal", "cast"]
 SCALAR_TYPES = ["torch.bool", "torch.int64", "torch.float32", "torch.float64", "torch.uint8", "torch.int32", "torch.float16",
                 "torch.bfloat16"]
 

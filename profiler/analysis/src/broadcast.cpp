@@ -19,7 +19,8 @@ using profiler::EventKind;
 // Copies that turn a view into new memory; copy_ into an existing tensor and moves between
 // devices are not expands materialised.
 bool materializes(CopyReason r) {
-  return r == CopyReason::Contiguous || r == CopyReason::Reshape || r == CopyReason::Clone || r == CopyReason::OpInternal;
+  return r == CopyReason::Contiguous || r == CopyReason::Reshape || r == CopyReason::Clone || r == CopyReason::OpInternal ||
+         r == CopyReason::Cast;
 }
 
 class BroadcastAnalysis final : public Analysis {

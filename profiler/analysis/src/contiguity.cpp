@@ -29,8 +29,9 @@ std::optional<std::string> layout_copy_chain(const Event& e, const PassState& s)
   std::string chain;
   if (const LiveBlock* src = s.live.containing(e.copy.src_device, e.copy.src_address); src && src->storage)
     if (const ViewChain* v = s.live.views(src->storage)) chain = v->text();
-  // An op's own copies (a dtype cast, an accumulator) are layout copies only when the
-  // input was made non-contiguous by a view.
+  // An op's own copies (an operand BLAS or a convolution needs contiguous) are layout
+  // copies only when a view made the input non-contiguous. A conversion to another dtype
+  // (reason cast) never is: it is needed whatever the input's layout.
   if (reason == CopyReason::OpInternal && chain.empty()) return std::nullopt;
   return chain;
 }

@@ -95,7 +95,7 @@ Tensor cast(const Tensor& t, ScalarType dtype) {
   if (t.dtype() == dtype) return t;
   Tensor out = make_tensor(t.sizes(), dtype, t.device());
   copy_into(out, t);
-  emit_copy(t, out, instrument::CopyReason::OpInternal);
+  emit_copy(t, out, instrument::CopyReason::Cast);
   return out;
 }
 }  // namespace detail

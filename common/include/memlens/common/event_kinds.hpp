@@ -58,9 +58,10 @@ inline constexpr std::size_t kViewKindCount = 13;
 static_assert(static_cast<std::size_t>(ViewKind::Index) + 1 == kViewKindCount);
 std::string_view view_kind_name(ViewKind k);
 
-enum class CopyReason : std::uint8_t { ToDevice, Contiguous, Reshape, Clone, Copy, Index, OpInternal };
-inline constexpr std::size_t kCopyReasonCount = 7;
-static_assert(static_cast<std::size_t>(CopyReason::OpInternal) + 1 == kCopyReasonCount);
+// Cast: a conversion to another dtype (never a copy made for layout, whatever the input's).
+enum class CopyReason : std::uint8_t { ToDevice, Contiguous, Reshape, Clone, Copy, Index, OpInternal, Cast };
+inline constexpr std::size_t kCopyReasonCount = 8;
+static_assert(static_cast<std::size_t>(CopyReason::Cast) + 1 == kCopyReasonCount);
 std::string_view copy_reason_name(CopyReason r);
 
 // The caching allocator's two pools (PyTorch's: blocks of at most 1 MiB come from small
