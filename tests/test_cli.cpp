@@ -429,6 +429,24 @@ TEST_CASE("memory a static cache holds until teardown is a leak: the run ends wh
   CHECK(report_json(recorded("static-cache-bounded", STATIC_CACHE_BIN, "--bounded"))["findings"].empty());
 }
 
+TEST_CASE("a device setting a program makes after its device exists is said to come too late", "[cli]") {
+  // late_sim_memory sets MEMLENS_SIM_MEMORY=64MiB in main; recorded, the device was made
+  // before main with the setting of the environment (none here: 16 GiB).
+  const std::string trace = temp("late-sim-memory.memtrace");
+  Run r = run_command("env -u MEMLENS_SIM_MEMORY " + quote(MEMLENS_BIN) + " record -o " + quote(trace) + " -- " +
+                      quote(LATE_SIM_MEMORY_BIN));
+  INFO(r.out);
+  CHECK(r.status == 0);
+  CHECK(r.out.find("memlens: MEMLENS_SIM_MEMORY=64MiB came too late: the simulated device was made before it, with 16.00 GiB "
+                   "(under `memlens record` devices exist before main); set it where the program starts\n") != std::string::npos);
+  // Set where the program starts, it is taken, and nothing is said.
+  r = run_command("MEMLENS_SIM_MEMORY=64MiB " + quote(MEMLENS_BIN) + " record -o " + quote(trace) + " -- " +
+                  quote(LATE_SIM_MEMORY_BIN));
+  CHECK(r.status == 0);
+  CHECK(r.out.find("came too late") == std::string::npos);
+  std::filesystem::remove(trace);
+}
+
 TEST_CASE("a program built without line tables: the report says why its sites are unknown", "[cli]") {
   // static_cache built as a Release build is, without -g: no site has a file or a line.
   const std::string bare = recorded("static-cache-no-lines", STATIC_CACHE_NO_LINES_BIN, "");

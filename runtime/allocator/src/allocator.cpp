@@ -44,8 +44,7 @@ Allocator& allocator_for(const Device& resolved) {
     case DeviceType::CPU:
       return *cpu;
     case DeviceType::Sim: {
-      static Allocator* sim =
-          new CachingAllocator(std::make_unique<SimSource>(sim_capacity_from_env()), AllocatorConfig::from_env());
+      static Allocator* sim = new CachingAllocator(sim_source_from_env(), AllocatorConfig::from_env());
       return *sim;
     }
     case DeviceType::CUDAHost: {

@@ -1,5 +1,6 @@
 #include "memlens/allocator/memory_source.hpp"
 
+#include "memlens/common/byte_text.hpp"
 #include "memlens/common/number_text.hpp"
 
 #include <sys/mman.h>
@@ -9,6 +10,7 @@
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
+#include <iostream>
 #include <limits>
 #include <string>
 
@@ -70,7 +72,18 @@ SimSource::~SimSource() {
   if (backing_ == Backing::HostPages) munmap(base_, range_);
 }
 
+void SimSource::check_setting() {
+  if (!setting_ || setting_checked_.exchange(true, std::memory_order_relaxed)) return;
+  const char* now = std::getenv("MEMLENS_SIM_MEMORY");
+  const std::string value = now ? now : "";
+  if (value == *setting_) return;
+  std::cerr << "memlens: MEMLENS_SIM_MEMORY=" << value << " came too late: the simulated device was made before it, with "
+            << format_bytes(static_cast<std::int64_t>(capacity_))
+            << " (under `memlens record` devices exist before main); set it where the program starts\n";
+}
+
 void* SimSource::acquire(std::size_t bytes) {
+  check_setting();
   std::size_t need = (bytes + kAlignment - 1) / kAlignment * kAlignment;
   if (need == 0) need = kAlignment;
   std::lock_guard lock(mu_);
@@ -115,6 +128,7 @@ void SimSource::release(void* ptr, std::size_t bytes) {
 }
 
 void* SimSource::reserve_range(std::size_t bytes) {
+  check_setting();
   if (backing_ == Backing::None) {
     std::lock_guard lock(mu_);
     char* at = base_ + next_range_;
@@ -157,6 +171,13 @@ std::size_t sim_capacity_from_env() {
   } catch (const NumberError& e) {
     throw DeviceError(std::string("MEMLENS_SIM_MEMORY: ") + e.what());
   }
+}
+
+std::unique_ptr<SimSource> sim_source_from_env() {
+  auto source = std::make_unique<SimSource>(sim_capacity_from_env());
+  const char* env = std::getenv("MEMLENS_SIM_MEMORY");
+  source->made_from_setting(env ? env : "");
+  return source;
 }
 
 }  // namespace memlens

@@ -1,11 +1,14 @@
 #pragma once
 // Where segments of device memory come from. An allocator asks a MemorySource for whole
 // segments and hands out blocks of them; the source knows nothing about blocks.
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
+#include <string>
 
 #include "memlens/allocator/device.hpp"
 
@@ -81,6 +84,10 @@ class SimSource final : public MemorySource {
   void unmap(void* at, std::size_t bytes) override;
   void release_range(void* base, std::size_t bytes) override;
   std::uintptr_t base() const { return reinterpret_cast<std::uintptr_t>(base_); }
+  // The MEMLENS_SIM_MEMORY this device was made with ("" when unset): a program that sets
+  // it otherwise later (under `memlens record` the device exists before main) is told at
+  // the first segment that it came too late.
+  void made_from_setting(std::string value) { setting_ = std::move(value); }
 
   // Granularity of the range: segments are multiples of it.
   static constexpr std::size_t kAlignment = 512;
@@ -90,8 +97,12 @@ class SimSource final : public MemorySource {
 
  private:
   char* base_ = nullptr;
+  void check_setting();
+
   std::size_t capacity_;
   std::size_t range_;  // bytes of virtual address space reserved
+  std::optional<std::string> setting_;
+  std::atomic<bool> setting_checked_{false};
   Backing backing_;
   std::size_t next_range_ = 0;  // Backing::None: where the next expandable range starts, past range_
   mutable std::mutex mu_;
@@ -102,5 +113,7 @@ class SimSource final : public MemorySource {
 // MEMLENS_SIM_MEMORY ("16GiB", "512MiB", "1073741824"); default 16 GiB. Throws DeviceError
 // on a malformed value.
 std::size_t sim_capacity_from_env();
+// The sim device as MEMLENS_SIM_MEMORY makes it, watching the setting (made_from_setting).
+std::unique_ptr<SimSource> sim_source_from_env();
 
 }  // namespace memlens
