@@ -40,7 +40,7 @@ class Sites:
         self._stacks = {}  # tuple of site ids -> stack id
         self.override = None  # (site, stack) that events take instead, while set
 
-    def _is_library(self, code):
+    def _learn_library(self, code):
         library = self._library_code[code] = _is_library(code.co_filename, self._roots)
         return library
 
@@ -53,7 +53,7 @@ class Sites:
         """(site, stack) of the caller's user code: ids from the C ABI, 0 when none."""
         if self.override is not None:
             return self.override
-        library_code, is_library = self._library_code, self._is_library
+        library_code, learn_library = self._library_code, self._learn_library
         frame = sys._getframe(1)
         # Library frames inside the op (torch's, this package's) are left out, a dict
         # lookup each; from the user's frame out, library frames (a Module's __call__)
@@ -62,7 +62,7 @@ class Sites:
             code = frame.f_code
             library = library_code.get(code)
             if library is None:
-                library = is_library(code)
+                library = learn_library(code)
             if not library:
                 break
             frame = frame.f_back

@@ -55,17 +55,8 @@ void WriterThread::flush() {
 
 std::size_t WriterThread::drain(bool stopping) {
   if (failed_) return rings_.discard();
-  std::size_t written = 0;
-  for (bool force = false;;) {
-    std::size_t n = pass(force);
-    written += n;
-    if (n > 0) continue;  // what was written may be what another ring's records wait for
-    if (force || !stopping) return written;
-    force = true;
-  }
-}
-
-std::size_t WriterThread::pass(bool force) {
+  // The records published now are this drain's: each pass goes up to the same limits, so
+  // a drain ends even while producers go on publishing.
   const std::vector<ThreadRing*> rings = rings_.rings();
   std::vector<std::uint64_t> limits;
   std::vector<bool> retired;
@@ -73,27 +64,44 @@ std::size_t WriterThread::pass(bool force) {
     retired.push_back(ring->retired());  // before its head: nothing is published after it
     limits.push_back(ring->published());
   }
-  // The marks not yet written, read after the heads: a record before a ring's limit was
-  // published after every mark that happened before it, so the barrier knows that mark.
+  std::size_t written = 0;
+  for (bool force = false;;) {
+    bool waited = false;
+    const std::size_t n = pass(rings, limits, force, waited);
+    written += n;
+    if (waited && n > 0) continue;  // what was written may be what a waiting record waits for
+    if (!waited || force || !stopping) break;
+    force = true;  // at stop, what still waits (a mark that raced the stop) goes in its thread's order
+  }
+  std::vector<ThreadRing*> ended;
+  for (std::size_t i = 0; i < rings.size(); ++i)
+    if (retired[i] && rings[i]->drained()) ended.push_back(rings[i]);
+  rings_.free(ended);
+  return written;
+}
+
+std::size_t WriterThread::pass(const std::vector<ThreadRing*>& rings, const std::vector<std::uint64_t>& limits, bool force,
+                               bool& waited) {
+  // The marks not yet written, in every ring listed after the heads were read: a mark that
+  // happened before a record within a limit was published (its ring made) before it.
   barrier_.assign(next_.size(), ~std::uint64_t{0});
-  for (ThreadRing* ring : rings)
+  for (ThreadRing* ring : rings_.rings())
     ring->peek([&](const std::uint64_t* w, const RecordHeader& h) {
       const ring_records::OrderKey k = ring_records::order_key(w, h);
       for (std::size_t d = 0; d < k.devices && d < barrier_.size(); ++d) barrier_[d] = std::min(barrier_[d], k.seen[d]);
     });
   std::size_t n = 0;
-  std::vector<ThreadRing*> ended;
-  for (std::size_t i = 0; i < rings.size(); ++i) {
+  for (std::size_t i = 0; i < rings.size(); ++i)
     n += rings[i]->drain(
         [&](const std::uint64_t* w, const RecordHeader& h) {
-          if (!force && !in_order(w, h)) return false;
+          if (!force && !in_order(w, h)) {
+            waited = true;
+            return false;
+          }
           write(*rings[i], w, h);
           return true;
         },
         limits[i]);
-    if (retired[i] && rings[i]->drained()) ended.push_back(rings[i]);
-  }
-  rings_.free(ended);
   return n;
 }
 

@@ -52,8 +52,9 @@ class WriterThread {
   // Writes what is in order; `stopping`: then what still waits (for an event that never
   // came) too, in its thread's order.
   std::size_t drain(bool stopping);
-  // Takes from every ring what is in order (with `force`, everything); returns how many.
-  std::size_t pass(bool force);
+  // Takes from each ring, up to its limit, what is in order (with `force`, everything);
+  // returns how many, and sets `waited` when a record had to wait.
+  std::size_t pass(const std::vector<ThreadRing*>& rings, const std::vector<std::uint64_t>& limits, bool force, bool& waited);
   bool in_order(const std::uint64_t* w, const RecordHeader& h) const;
   void write(const ThreadRing& ring, const std::uint64_t* w, const RecordHeader& h);
 
