@@ -287,7 +287,7 @@ TEST_CASE("backward-pass memory is sited at the forward line whose node made it"
   CHECK(temporaries >= 3 * 40'000);  // born in the backward pass
 }
 
-TEST_CASE("each op's output and inputs are recorded with their sizes, strides, dtypes and devices", "[python]") {
+TEST_CASE("each op's output and inputs are recorded with their sizes, strides, dtypes, devices and storages", "[python]") {
   if (!torch_present()) return;
   // The program writes what PyTorch says of each op's tensors; the trace must say the same.
   const std::string truth_path = temp("op-tensors-truth.json"), events = temp("op-tensors.jsonl");
@@ -306,11 +306,32 @@ TEST_CASE("each op's output and inputs are recorded with their sizes, strides, d
     nlohmann::json e = nlohmann::json::parse(line);
     if (e["kind"] == "op") ops.push_back(std::move(e));
   }
+  // The trace's storage ids are its own: tensors share one exactly where PyTorch's share a
+  // storage's address (`base`), and each is compared without it.
+  auto tensors_of = [](const nlohmann::json& op) {
+    std::vector<nlohmann::json> all{op["output"]};
+    for (const auto& t : op["inputs"]) all.push_back(t);
+    return all;
+  };
+  auto without = [](nlohmann::json t, const char* key) {
+    t.erase(key);
+    return t;
+  };
   for (const auto& expected : truth) {
     INFO(expected.dump());
+    const std::vector<nlohmann::json> want = tensors_of(expected);
     int matching = 0;
-    for (const auto& op : ops)
-      if (op["name"] == expected["name"] && op["output"] == expected["output"] && op["inputs"] == expected["inputs"]) ++matching;
+    for (const auto& op : ops) {
+      const std::vector<nlohmann::json> got = tensors_of(op);
+      if (op["name"] != expected["name"] || got.size() != want.size()) continue;
+      bool same = true;
+      for (std::size_t i = 0; i < got.size(); ++i) {
+        same = same && without(got[i], "storage") == without(want[i], "base") && got[i]["storage"] != 0;
+        for (std::size_t j = 0; j < i; ++j)
+          same = same && (got[i]["storage"] == got[j]["storage"]) == (want[i]["base"] == want[j]["base"]);
+      }
+      if (same) ++matching;
+    }
     CHECK(matching == 1);
   }
   std::filesystem::remove(truth_path);
@@ -331,12 +352,14 @@ TEST_CASE("memlens.record, step and scope record part of a program", "[python]")
   const auto& scopes = t["timeline"]["scopes"];
   CHECK(scopes.size() == 4);
   for (const auto& s : scopes) CHECK(s["name"] == "forward");
-  // `before` (4,000 bytes, adopted as an input) and each step's product and sum; `after`
-  // is not in the trace.
+  // At the peak: `before` (4,000 bytes, adopted as an input), a step's product (4,000) and
+  // its sum (4) beside the last step's sum (4): arithmetic on data and no parameter, so
+  // inputs too (nothing is left unknown). `after` is not in the trace.
   std::uint64_t input = 0;
   for (const auto& c : t["devices"][0]["peak_allocated"]["by_category"])
     if (c["category"] == "input") input = c["bytes"];
-  CHECK(input == 4'000);
+  CHECK(input == 4'000 + 4'000 + 4 + 4);
+  CHECK(t["devices"][0]["peak_allocated"]["allocated"] == input);
   CHECK(t["devices"][0]["allocs"] == 1 + 4 * 2);
 }
 

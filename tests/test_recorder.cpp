@@ -375,7 +375,7 @@ TEST_CASE("exports: Chrome trace JSON and the JSON event stream") {
   CHECK(last_allocated == 0);  // everything was freed
   CHECK(scopes == 2);
   CHECK(steps == 1);
-  CHECK(ops == 1);  // the mul (creation is not an op)
+  CHECK(ops == 2);  // ones (a constant: an op of no inputs) and the mul
   std::istringstream in(lines.str());
   std::size_t n = 0;
   bool saw_mul = false;
@@ -460,8 +460,9 @@ TEST_CASE("every record kind comes back field by field - across many ring wraps"
   instrument::Dims sizes{2, 3, 4, 5, 6, 7, 8, 9, 10, 11}, strides{11, 10, 9, 8, 7, 6, 5, 4, 3, 2};
   // Inputs on two devices, of two dtypes; a column-major output.
   instrument::Dims a{4, 1}, a_strides{1, 1}, b{1, 5}, b_strides{5, 1}, out{4, 5}, out_strides{1, 4};
-  const instrument::OpTensor ta{&a, &a_strides, ScalarType::Float64, kCPU}, tb{&b, &b_strides, ScalarType::Int64, sim};
-  const instrument::OpTensor inputs[] = {ta, tb, ta, tb, ta}, output{&out, &out_strides, ScalarType::Float32, sim};
+  const instrument::OpTensor ta{&a, &a_strides, ScalarType::Float64, kCPU, 11, 3},
+      tb{&b, &b_strides, ScalarType::Int64, sim, 12, 0};
+  const instrument::OpTensor inputs[] = {ta, tb, ta, tb, ta}, output{&out, &out_strides, ScalarType::Float32, sim, 13, 0};
   const int n = 60000;  // about ten rings of words
   for (int i = 0; i < n; ++i) {
     sink->on_view(1000 + static_cast<std::uint64_t>(i), 7, sim, ViewKind::Permute, ScalarType::Float64, sizes, strides, i);
@@ -496,6 +497,7 @@ TEST_CASE("every record kind comes back field by field - across many ring wraps"
       fields_ok = fields_ok && o.n_inputs == 4 && o.inputs[1].sizes.ndim == 2 && o.inputs[1].sizes.dims[1] == 5 &&
                   o.inputs[1].strides.dims[0] == 5 && o.inputs[1].dtype == ScalarType::Int64 && o.inputs[1].device == 1 &&
                   o.inputs[2].sizes.dims[0] == 4 && o.inputs[2].dtype == ScalarType::Float64 && o.inputs[2].device == 0 &&
+                  o.inputs[1].storage == 12 && o.inputs[2].storage == 11 && o.inputs[2].offset == 3 && o.output.storage == 13 &&
                   o.output.sizes.ndim == 2 && o.output.sizes.dims[1] == 5 && o.output.strides.ndim == 2 &&
                   o.output.strides.dims[0] == 1 && o.output.strides.dims[1] == 4 && o.output.device == 1 && e.device == 1 &&
                   o.bytes == 80 && o.broadcast;

@@ -91,8 +91,8 @@ std::vector<Event> one_of_each(std::uint32_t site) {
              .broadcast = true,
              .n_inputs = 2,
              .output = TensorRecord::contiguous(shape({100, 100}), memlens::ScalarType::Float32, 1),
-             .inputs = {TensorRecord{shape({100}), shape({2}), memlens::ScalarType::Float64, 0},
-                        TensorRecord{shape({100, 1}), shape({1, 0}), memlens::ScalarType::BFloat16, 1},
+             .inputs = {TensorRecord{shape({100}), shape({2}), memlens::ScalarType::Float64, 0, 21, 7},
+                        TensorRecord{shape({100, 1}), shape({1, 0}), memlens::ScalarType::BFloat16, 1, 1ull << 40, -1},
                         {},
                         {}}};
   add(EventKind::Op, op);
@@ -247,11 +247,11 @@ TEST_CASE("bad input gives one-line errors") {
   std::string future = good;
   future[8] = 9;
   spit(path, future);
-  CHECK_THROWS_WITH(TraceReader(path), path + ": trace format version 9 is newer than this memlens reads (6)");
+  CHECK_THROWS_WITH(TraceReader(path), path + ": trace format version 9 is newer than this memlens reads (7)");
   std::string old = good;
   old[8] = 1;
   spit(path, old);
-  CHECK_THROWS_WITH(TraceReader(path), path + ": trace format version 1 is older than this memlens reads (6); record it again");
+  CHECK_THROWS_WITH(TraceReader(path), path + ": trace format version 1 is older than this memlens reads (7); record it again");
   std::string header_flip = good;
   header_flip[20] ^= 0x20;
   spit(path, header_flip);

@@ -86,7 +86,7 @@ void add_report_commands(CLI::App& app, Commands& out) {
       {Section::Broadcast, "ops whose output broadcasting made far larger than their inputs"},
       {Section::Contiguity, "copies made to satisfy layout, with the views behind them"},
       {Section::Transfers, "copies between devices per site and step; data sent again"},
-      {Section::Churn, "buffers allocated afresh every step; temporaries"},
+      {Section::Churn, "buffers and constants made afresh every step; temporaries"},
       {Section::Fragmentation, "reserved vs allocated and the largest free block, at peak and OOMs"},
       {Section::Timeline, "allocated memory over time"}};
   for (auto [section, help] : single_sections)

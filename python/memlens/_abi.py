@@ -7,7 +7,7 @@ the trace file keeps one writer, memlens' own C++ TraceWriter.
 import ctypes
 import os
 
-ABI_VERSION = 3
+ABI_VERSION = 4
 _LIBRARY = "libmemlens_record_abi.so"
 
 

@@ -30,10 +30,15 @@ _VIEW_KINDS = {
     "split": "slice", "split_with_sizes": "slice", "chunk": "slice", "tensor_split": "slice", "diagonal": "diagonal",
     "detach": "detach",
 }
+# Buffers: only their storage, no op (made empty or refilled, they hold no value of their own).
 _FACTORIES = {
-    "empty", "empty_like", "empty_strided", "new_empty", "new_empty_strided", "zeros", "zeros_like", "new_zeros",
-    "ones", "ones_like", "new_ones", "full", "full_like", "new_full", "scalar_tensor", "lift_fresh", "fill_", "zero_",
-    "fill", "resize_",
+    "empty", "empty_like", "empty_strided", "new_empty", "new_empty_strided", "lift_fresh", "fill_", "zero_", "fill",
+    "resize_",
+}
+# Constants: ops of no inputs (a `_like`'s tensor gives only its shape), so the same mask or
+# table made every step can be told from a buffer filled with the step's data.
+_CONSTANTS = {
+    "zeros", "zeros_like", "new_zeros", "ones", "ones_like", "new_ones", "full", "full_like", "new_full", "scalar_tensor",
 }
 # Elementwise ops, for PyTorch before tags (1.13); later ones say so with torch.Tag.pointwise.
 _ELEMENTWISE = {
@@ -141,6 +146,7 @@ class DispatchRecorder(TorchDispatchMode):
         inputs = _flat_tensors(args)
         input_records = {}
         backward_sites = r.backward_sites
+        storage_ids = {}  # tensor object -> its storage's id, for the op's record
         for t in inputs:
             backward_sites.used(t)
             record = storages.held(t)
@@ -150,6 +156,7 @@ class DispatchRecorder(TorchDispatchMode):
                     r.note_input(t, record)
             if record is not None:
                 input_records[record.address] = record
+                storage_ids[id(t)] = record.id
         outputs = _flat_tensors(out if isinstance(out, (list, tuple)) else (out,))
         # These may give a tensor object other memory than it had.
         fresh = name in _REALLOCATING or "out" in kwargs
@@ -159,6 +166,7 @@ class DispatchRecorder(TorchDispatchMode):
             record, new = storages.see(t, site, stack, r.category_for_new(), fresh)
             if record is None:
                 continue
+            storage_ids[id(t)] = record.id
             backward_sites.made(t, (site, stack))
             if new:
                 born.append((t, record))
@@ -188,13 +196,16 @@ class DispatchRecorder(TorchDispatchMode):
             return
         if not outputs:
             return
+        if name in _CONSTANTS:
+            inputs = ()
         result = outputs[0]
         tensors = []
         device_number = storages.device_number
         largest = 0
         for t in (result, *inputs[:4]):
             shape = t.shape
-            tensors += (len(shape), _DTYPE.get(t.dtype, _FLOAT32), device_number(t), *shape, *t.stride())
+            tensors += (len(shape), _DTYPE.get(t.dtype, _FLOAT32), device_number(t), storage_ids.get(id(t), 0),
+                        t.storage_offset(), *shape, *t.stride())
             if t is not result:
                 largest = max(largest, _numel(shape))
         broadcast = pointwise and bool(inputs) and _numel(result.shape) > largest

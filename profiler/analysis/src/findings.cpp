@@ -130,12 +130,18 @@ void gather_findings(Report& r) {
         std::to_string(t.sources) + (t.sources == 1 ? " source" : " sources") + " of " + bytes_text(t.bytes) +
             " sent again and again, each in " + std::to_string(t.steps) + " steps (" + std::to_string(t.times) + " sends)",
         t.time_ns, resend_advice(r, t), t.bytes * (t.times - std::min(t.times, t.sources)));
-  for (const ChurnFinding& c : r.churn.findings)
-    add(FindingKind::Churn, c.site, c.size,
-        "a fresh " + bytes_text(c.size) + " buffer every step (" + std::to_string(c.allocs) + " allocations in " +
-            std::to_string(c.steps) + " steps)",
-        c.time_ns, "allocate it once before the loop and refill it in place (copy_, fill_, zero_)",
-        c.size * (c.allocs - std::min<std::uint64_t>(c.allocs, 1)));
+  for (const ChurnFinding& c : r.churn.findings) {
+    const std::string times = " (" + std::to_string(c.allocs) + " allocations in " + std::to_string(c.steps) + " steps)";
+    if (c.constant)
+      add(FindingKind::Churn, c.site, c.size,
+          "the same " + bytes_text(c.size) + " computed afresh every step from inputs that do not change" + times, c.time_ns,
+          "build it once before the loop (a module buffer, sliced per step if its size varies) and reuse it",
+          c.size * (c.allocs - std::min<std::uint64_t>(c.allocs, 1)));
+    else
+      add(FindingKind::Churn, c.site, c.size, "a fresh " + bytes_text(c.size) + " buffer every step" + times, c.time_ns,
+          "allocate it once before the loop and refill it in place (copy_, fill_, zero_)",
+          c.size * (c.allocs - std::min<std::uint64_t>(c.allocs, 1)));
+  }
 }
 
 }  // namespace memlens::analysis

@@ -71,6 +71,10 @@ const LiveBlock* LiveMemory::apply(const profiler::Event& e, SiteId site, std::u
       b.site = site, b.stack = a.stack, b.device = e.device, b.stream = a.stream, b.category = a.category;
       account(b, +1);
       if (b.storage) storage_[b.storage] = {e.device, a.address};
+      if (b.storage && b.category == Category::Unknown) {
+        if (born_unnamed_.size() == kBornKept) born_unnamed_.erase(born_unnamed_.begin());
+        born_unnamed_.push_back({e.thread, b.storage});
+      }
       return &d.blocks.insert_or_assign(a.address, b).first->second;
     }
     case EventKind::FreeRequested: {
@@ -92,19 +96,94 @@ const LiveBlock* LiveMemory::apply(const profiler::Event& e, SiteId site, std::u
       return nullptr;
     }
     case EventKind::Category: {
-      auto s = storage_.find(e.category.storage);
-      if (s == storage_.end()) return nullptr;
-      auto it = devices_[s->second.first].blocks.find(s->second.second);
-      if (it == devices_[s->second.first].blocks.end() || it->second.storage != e.category.storage) return nullptr;
-      LiveBlock& b = it->second;
-      account(b, -1);
-      b.category = e.category.category;
-      account(b, +1);
-      return &b;
+      LiveBlock* b = block_of(e.category.storage);
+      if (b) set_category(*b, e.category.category, false);
+      return b;
+    }
+    case EventKind::Op: {
+      std::array<std::uint64_t, profiler::OpEvent::kMaxInputs> inputs{};
+      const std::size_t n = std::min<std::size_t>(e.op.n_inputs, inputs.size());
+      for (std::size_t i = 0; i < n; ++i) inputs[i] = e.op.inputs[i].storage;
+      const LiveBlock* named = infer_category(e.op.output.storage, inputs.data(), n);
+      // What the op made besides its output (a second output, as max's indices; its own
+      // scratch) is born since its thread's previous op and named as the output is.
+      const LiveBlock* out = block_of(e.op.output.storage);
+      std::erase_if(born_unnamed_, [&](const std::pair<std::uint32_t, std::uint64_t>& b) {
+        if (b.first != e.thread) return false;
+        if (LiveBlock* other = block_of(b.second); out && other && other->category == Category::Unknown)
+          set_category(*other, out->category, true);
+        return true;
+      });
+      return named;
+    }
+    case EventKind::Copy: {
+      const LiveBlock* dst = containing(e.device, e.copy.dst_address);
+      const LiveBlock* src = containing(e.copy.src_device, e.copy.src_address);
+      const std::uint64_t from = src ? src->storage : 0;
+      return dst && dst->storage ? infer_category(dst->storage, &from, src ? 1 : 0) : nullptr;
     }
     default:
       return nullptr;
   }
+}
+
+const LiveBlock* LiveMemory::block_of(std::uint64_t storage) const {
+  auto s = storage ? storage_.find(storage) : storage_.end();
+  if (s == storage_.end()) return nullptr;
+  auto it = devices_[s->second.first].blocks.find(s->second.second);
+  return it == devices_[s->second.first].blocks.end() || it->second.storage != storage ? nullptr : &it->second;
+}
+
+void LiveMemory::set_category(LiveBlock& b, Category c, bool inferred) {
+  account(b, -1);
+  b.category = c, b.inferred = inferred;
+  account(b, +1);
+}
+
+namespace {
+
+// What a value computed from an input of role `in` makes of `made` so far (see infer_category).
+Category computed_from(Category made, Category in) {
+  switch (in) {
+    case Category::Gradient:
+    case Category::OptimizerState:
+    case Category::AutogradDetail:
+    case Category::Temporary:
+      return Category::Temporary;
+    case Category::Parameter:
+    case Category::Activation:
+      return made == Category::Input ? Category::Activation : made;
+    case Category::Unknown:
+    case Category::Input:
+      break;
+  }
+  return made;
+}
+
+}  // namespace
+
+// Storages nothing has named a role for take one from the ops. Data an op reads that
+// nothing computed (a buffer the program filled, a factory's constant) is an input. An op's
+// output takes its role from what the op computed from: work on gradients, optimizer state
+// or temporaries is a temporary (a backward pass, an optimizer step); a value computed from
+// parameters or activations is an activation (a model's forward, with or without autograd
+// keeping it); the rest (a random draw, arithmetic on data the program made: a data set, a
+// mask) is an input. A copy that makes its destination (a cast, a clone, a move) is an op
+// of one input. The last op to write a storage names it (a reduction casts its sum into its
+// output before its own event), and a role named by an event (a parameter made this way,
+// an activation saved for backward) replaces these.
+const LiveBlock* LiveMemory::infer_category(std::uint64_t output, const std::uint64_t* inputs, std::size_t n) {
+  LiveBlock* out = block_of(output);
+  Category made = Category::Input;
+  for (std::size_t i = 0; i < n; ++i) {
+    LiveBlock* in = inputs[i] == output ? nullptr : block_of(inputs[i]);
+    if (!in) continue;
+    if (in->category == Category::Unknown) set_category(*in, Category::Input, true);
+    made = computed_from(made, in->category);
+  }
+  if (!out || (out->category != Category::Unknown && !out->inferred)) return nullptr;
+  set_category(*out, made, true);
+  return out;
 }
 
 const LiveBlock* LiveMemory::containing(std::uint8_t d, std::uint64_t address) const {

@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <string>
 #include <optional>
+#include <utility>
 #include <vector>
 
 #include "memlens/analysis/report.hpp"
@@ -23,6 +24,7 @@ struct LiveBlock {
   SiteId site = 0;
   std::uint32_t stack = 0;  // the trace's stack id (0: none)
   Category category = Category::Unknown;
+  bool inferred = false;  // the category is the ops' guess (infer_category), not an event's
   std::int32_t stream = 0;
   std::uint8_t device = 0;
 };
@@ -59,11 +61,14 @@ class LiveMemory {
   explicit LiveMemory(std::size_t devices) : devices_(devices) {}
 
   // Applies one memory event (`site` already mapped to the report's ids). Returns the
-  // block an Alloc created or a FreeRequested removed (valid until the next call).
+  // block an Alloc created or a FreeRequested removed, or whose category a Category or Op
+  // event set (valid until the next call).
   const LiveBlock* apply(const profiler::Event& e, SiteId site, std::uint64_t event_index, std::uint64_t step);
 
   const DeviceState& device(std::uint8_t d) const { return devices_[d]; }
   std::size_t device_count() const { return devices_.size(); }
+  // The live block of a storage, or null.
+  const LiveBlock* block_of(std::uint64_t storage) const;
   // The views recorded of a live storage, or null.
   const ViewChain* views(std::uint64_t storage) const {
     auto it = views_.find(storage);
@@ -89,11 +94,17 @@ class LiveMemory {
 
  private:
   void account(const LiveBlock& b, std::int64_t sign);
+  LiveBlock* block_of(std::uint64_t storage) { return const_cast<LiveBlock*>(std::as_const(*this).block_of(storage)); }
+  void set_category(LiveBlock& b, Category c, bool inferred);
+  // Names `output` (and what it read) from its inputs' roles, where nothing named them.
+  const LiveBlock* infer_category(std::uint64_t output, const std::uint64_t* inputs, std::size_t n);
 
   std::vector<DeviceState> devices_;
   absl::flat_hash_map<std::uint64_t, std::pair<std::uint8_t, std::uint64_t>> storage_;  // storage -> device, address
   PerSite<std::uint64_t> stepped_by_site_;
-  absl::flat_hash_map<std::uint64_t, ViewChain> views_;  // by storage
+  absl::flat_hash_map<std::uint64_t, ViewChain> views_;                // by storage
+  static constexpr std::size_t kBornKept = 64;                         // an op's own allocations, with room to spare
+  std::vector<std::pair<std::uint32_t, std::uint64_t>> born_unnamed_;  // thread, storage: since the thread's last op
   LiveBlock removed_;
 };
 

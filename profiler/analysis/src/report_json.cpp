@@ -198,7 +198,7 @@ class JsonReport {
     const ChurnSection& c = r_.churn;
     json f = json::array(), t = json::array();
     for (const auto& x : c.findings)
-      f.push_back({{"site", site(x.site)}, {"size", x.size}, {"allocs", x.allocs}, {"steps", x.steps}});
+      f.push_back({{"site", site(x.site)}, {"size", x.size}, {"allocs", x.allocs}, {"steps", x.steps}, {"constant", x.constant}});
     for (const auto& x : c.temporaries) t.push_back({{"site", site(x.site)}, {"count", x.count}, {"bytes", x.bytes}});
     return {{"window_events", c.window_events},
             {"findings", f},

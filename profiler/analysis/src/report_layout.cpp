@@ -271,10 +271,11 @@ class Layout {
     Block b{2, "churn", {}};
     if (s.findings.empty()) b.parts.push_back({"no buffer is allocated afresh every step", {}, false});
     else {
-      Table t{{"buffer allocated every step at", "size", "allocs", "steps"}, {false, true, true, true}, 0, {}};
+      Table t{{"made afresh every step at", "what", "size", "allocs", "steps"}, {false, false, true, true, true}, 0, {}};
       for (const auto& c : s.findings)
-        t.rows.push_back(Row{site(c.site), bytes_text(c.size), num(c.allocs), num(c.steps)}.with(
-            {0, as_key(c.size), as_key(c.allocs), as_key(c.steps)}, c.time_ns, where(c.site)));
+        t.rows.push_back(
+            Row{site(c.site), c.constant ? "constant" : "buffer", bytes_text(c.size), num(c.allocs), num(c.steps)}.with(
+                {0, 0, as_key(c.size), as_key(c.allocs), as_key(c.steps)}, c.time_ns, where(c.site)));
       b.parts.push_back({"", t, false});
     }
     b.parts.push_back({num(s.temporary_count) + " temporaries (freed within " + num(s.window_events) + " events), " +

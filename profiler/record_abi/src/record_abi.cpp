@@ -23,7 +23,7 @@ namespace {
 
 using namespace memlens::profiler;
 
-constexpr int kAbiVersion = 3;
+constexpr int kAbiVersion = 4;
 constexpr std::uint64_t kFlushIntervalNs = 100'000'000;
 
 std::uint64_t now_ns() {
@@ -64,19 +64,20 @@ const std::int64_t* read_shape(const std::int64_t* dims, ShapeRecord& out) {
   return dims + (rank < 0 ? 0 : rank);
 }
 
-// Reads an op's tensor (rank, dtype, device, sizes, strides) from `values`; a dtype the
-// trace does not know clears `valid`.
+// Reads an op's tensor (rank, dtype, device, storage, offset, sizes, strides) from
+// `values`; a dtype the trace does not know clears `valid`.
 const std::int64_t* read_tensor(const std::int64_t* values, TensorRecord& out, bool& valid) {
   const std::int64_t rank = std::max<std::int64_t>(values[0], 0), dtype = values[1], device = values[2];
   valid = valid && dtype >= 0 && dtype < static_cast<std::int64_t>(memlens::kScalarTypeCount) && device >= 0 && device < 256;
   out.dtype = valid ? static_cast<memlens::ScalarType>(dtype) : memlens::ScalarType::Float32;
   out.device = static_cast<std::uint8_t>(device);
+  out.storage = static_cast<std::uint64_t>(values[3]), out.offset = values[4];
   out.sizes.ndim = out.strides.ndim = static_cast<std::uint8_t>(std::min<std::int64_t>(rank, ShapeRecord::kMaxDims));
   for (std::size_t i = 0; i < out.sizes.ndim; ++i) {
-    out.sizes.dims[i] = values[3 + i];
-    out.strides.dims[i] = values[3 + rank + static_cast<std::int64_t>(i)];
+    out.sizes.dims[i] = values[5 + i];
+    out.strides.dims[i] = values[5 + rank + static_cast<std::int64_t>(i)];
   }
-  return values + 3 + 2 * rank;
+  return values + 5 + 2 * rank;
 }
 
 // Runs `fill` on an event of the head filled in and writes it, under the lock; a write

@@ -9,6 +9,7 @@ const std::uint64_t* get_tensor(const std::uint64_t* w, TensorRecord& t) {
   t.sizes.ndim = t.strides.ndim = static_cast<std::uint8_t>(head & 0xff);
   t.dtype = static_cast<ScalarType>(head >> 8 & 0xff);
   t.device = static_cast<std::uint8_t>(head >> 16 & 0xff);
+  t.storage = *w++, t.offset = static_cast<std::int64_t>(*w++);
   for (std::size_t i = 0; i < t.sizes.ndim; ++i) t.sizes.dims[i] = static_cast<std::int64_t>(*w++);
   for (std::size_t i = 0; i < t.sizes.ndim; ++i) t.strides.dims[i] = static_cast<std::int64_t>(*w++);
   return w;

@@ -49,12 +49,12 @@ inline constexpr std::size_t kAllocatorWords = kAllocatorEnd, kFailureWords = kF
 static_assert(kAllocatorWords == 10 && kFailureWords == 14 && kCopyWords == 6 && kCategoryWords == 3 && kMarkWords == 4);
 
 inline std::size_t view_words(std::size_t ndim) { return kViewDims + 2 * ndim; }
-// An op's tensor: a word of its dim count, dtype and device, then its sizes and strides
-// (deeper tensors keep their first 8 dims).
+// An op's tensor: a word of its dim count, dtype and device, its storage and offset, then
+// its sizes and strides (deeper tensors keep their first 8 dims).
 inline std::size_t tensor_ndim(const instrument::OpTensor& t) {
   return std::min<std::size_t>(t.sizes->size(), ShapeRecord::kMaxDims);
 }
-inline std::size_t tensor_words(const instrument::OpTensor& t) { return 1 + 2 * tensor_ndim(t); }
+inline std::size_t tensor_words(const instrument::OpTensor& t) { return 3 + 2 * tensor_ndim(t); }
 
 inline std::uint64_t header(EventKind kind, std::uint8_t device, std::uint8_t sub, std::uint8_t flags, std::size_t words,
                             std::size_t extra) {
@@ -106,6 +106,7 @@ inline void put_copy(std::uint64_t* w, std::uint8_t src_device, std::uint8_t dst
 inline std::uint64_t* put_tensor(std::uint64_t* w, const instrument::OpTensor& t, std::uint8_t device) {
   const std::size_t n = tensor_ndim(t);
   *w++ = n | static_cast<std::uint64_t>(t.dtype) << 8 | static_cast<std::uint64_t>(device) << 16;
+  *w++ = t.storage, *w++ = static_cast<std::uint64_t>(t.offset);
   for (std::size_t i = 0; i < n; ++i) *w++ = static_cast<std::uint64_t>((*t.sizes)[i]);
   for (std::size_t i = 0; i < n; ++i) *w++ = static_cast<std::uint64_t>(i < t.strides->size() ? (*t.strides)[i] : 0);
   return w;

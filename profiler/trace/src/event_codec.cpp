@@ -44,6 +44,7 @@ struct Writer {
     shape(name, t.sizes);
     for (int i = 0; i < t.sizes.ndim; ++i) put_varint(out, zigzag(t.strides.dims[static_cast<std::size_t>(i)]));
     enumeration(name, t.dtype, kScalarTypeCount), device(name, t.device);
+    u(name, t.storage), s(name, t.offset);
   }
 };
 
@@ -104,6 +105,7 @@ struct Reader {
     for (int i = 0; i < t.sizes.ndim; ++i) t.strides.dims[static_cast<std::size_t>(i)] = unzigzag(in.varint());
     for (int i = t.sizes.ndim; i < before; ++i) t.strides.dims[static_cast<std::size_t>(i)] = 0;
     enumeration(name, t.dtype, kScalarTypeCount), device(name, t.device);
+    u(name, t.storage), s(name, t.offset);
   }
 };
 

@@ -131,10 +131,9 @@ struct JsonFields {
   void address(const char* n, std::uint64_t& v) { j[n] = v; }
   void shape(const char* n, ShapeRecord& v) { j[n] = shape_json(v); }
   void tensor(const char* n, TensorRecord& v) {
-    json t = {{"sizes", shape_json(v.sizes)},
-              {"strides", shape_json(v.strides)},
-              {"dtype", dtype_repr(v.dtype)},
-              {"device", device_name(r, v.device)}};
+    json t = {{"sizes", shape_json(v.sizes)}, {"strides", shape_json(v.strides)},
+              {"dtype", dtype_repr(v.dtype)}, {"device", device_name(r, v.device)},
+              {"storage", v.storage},         {"offset", v.offset}};
     if (std::string_view(n) == "input") j["inputs"].push_back(std::move(t));
     else j[n] = std::move(t);
   }

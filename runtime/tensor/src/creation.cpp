@@ -19,9 +19,18 @@ std::mt19937_64& rng() {
   return gen;
 }
 
+// A tensor the program's own code makes (a factory it called, not one inside the library)
+// is data it brings: an input; one that requires grad is a leaf it trains: a parameter.
+// Roles named later (a module's parameter or buffer, optimizer state) replace these.
+Tensor made_by_program(Tensor t) {
+  if (instrument::called_by_program() && instrument::new_storage_category() == instrument::Category::Unknown)
+    emit_category(t, t.requires_grad() ? instrument::Category::Parameter : instrument::Category::Input);
+  return t;
+}
+
 Tensor finish(Tensor t, const TensorOptions& o) {
   if (o.requires_grad()) t.requires_grad_(true);
-  return t;
+  return made_by_program(std::move(t));
 }
 
 Tensor fresh(const Shape& sizes, const TensorOptions& o, ScalarType fallback = kFloat32) {
@@ -206,53 +215,59 @@ Tensor empty(Shape sizes, TensorOptions o) {
   return finish(fresh(sizes, o), o);
 }
 
+// A constant (full, zeros, ones) is an op with no inputs, so the trace can tell the same
+// constant made every step from a buffer made empty and filled with the step's data.
 Tensor full(Shape sizes, Scalar value, TensorOptions o) {
   MEMLENS_API_ENTRY();
+  OpTrace trace;
   ScalarType fallback = value.kind() == kBool ? kBool : value.is_integral() ? kInt64 : kFloat32;
   Tensor t = fresh(sizes, o, fallback);
   {
     NoGradGuard g;
     t.fill_(value);
   }
+  trace.done("full", {}, t);
   return finish(t, o);
 }
 
 Tensor zeros(Shape sizes, TensorOptions o) {
   MEMLENS_API_ENTRY();
+  OpTrace trace;
   Tensor t = fresh(sizes, o);
   if (on_gpu(t)) gpu().zero(t);
   else std::memset(t.raw_data(), 0, t.nbytes());
+  trace.done("zeros", {}, t);
   return finish(t, o);
 }
 
 Tensor ones(Shape sizes, TensorOptions o) {
   MEMLENS_API_ENTRY();
-  return full(std::move(sizes), 1, o.dtype(o.has_dtype() ? o.dtype() : kFloat32));
+  return made_by_program(full(std::move(sizes), 1, o.dtype(o.has_dtype() ? o.dtype() : kFloat32)));
 }
 
 Tensor empty_like(const Tensor& t) {
   MEMLENS_API_ENTRY();
-  return empty(t.sizes(), like(t));
+  return made_by_program(empty(t.sizes(), like(t)));
 }
 Tensor empty_like(const Tensor& t, TensorOptions o) {
   MEMLENS_API_ENTRY();
-  return empty(t.sizes(), o);
+  return made_by_program(empty(t.sizes(), o));
 }
 Tensor zeros_like(const Tensor& t) {
   MEMLENS_API_ENTRY();
-  return zeros(t.sizes(), like(t));
+  return made_by_program(zeros(t.sizes(), like(t)));
 }
 Tensor zeros_like(const Tensor& t, TensorOptions o) {
   MEMLENS_API_ENTRY();
-  return zeros(t.sizes(), o);
+  return made_by_program(zeros(t.sizes(), o));
 }
 Tensor ones_like(const Tensor& t) {
   MEMLENS_API_ENTRY();
-  return ones(t.sizes(), like(t));
+  return made_by_program(ones(t.sizes(), like(t)));
 }
 Tensor ones_like(const Tensor& t, TensorOptions o) {
   MEMLENS_API_ENTRY();
-  return ones(t.sizes(), o);
+  return made_by_program(ones(t.sizes(), o));
 }
 
 Tensor rand(Shape sizes, TensorOptions o) {
@@ -290,7 +305,7 @@ Tensor randint(std::int64_t low, std::int64_t high, Shape sizes, TensorOptions o
 
 Tensor arange(Scalar end, TensorOptions o) {
   MEMLENS_API_ENTRY();
-  return arange(0, end, 1, o);
+  return made_by_program(arange(0, end, 1, o));
 }
 
 Tensor arange(Scalar start, Scalar end, Scalar step, TensorOptions o) {
@@ -313,7 +328,7 @@ Tensor arange(Scalar start, Scalar end, Scalar step, TensorOptions o) {
 
 Tensor eye(std::int64_t n, TensorOptions o) {
   MEMLENS_API_ENTRY();
-  return eye(n, n, o);
+  return made_by_program(eye(n, n, o));
 }
 
 Tensor eye(std::int64_t n, std::int64_t m, TensorOptions o) {
@@ -329,7 +344,7 @@ Tensor eye(std::int64_t n, std::int64_t m, TensorOptions o) {
 
 Tensor tensor(std::initializer_list<double> values, TensorOptions o) {
   MEMLENS_API_ENTRY();
-  return tensor(std::vector<double>(values), {static_cast<std::int64_t>(values.size())}, o);
+  return made_by_program(tensor(std::vector<double>(values), {static_cast<std::int64_t>(values.size())}, o));
 }
 
 Tensor tensor(const std::vector<double>& values, Shape sizes, TensorOptions o) {

@@ -34,7 +34,7 @@ void Module::to(const Device& d) {
   NoGradGuard guard;
   // Swap the storage under the same TensorImpl (PyTorch's `param.data = ...`), so every
   // handle to it, e.g. Linear::weight, sees the moved data.
-  auto move = [&](Tensor& t, bool parameter) {
+  auto move = [&](Tensor& t) {
     Tensor moved = t.to(d);
     if (moved.is_same(t)) return;
     TensorImpl* impl = t.unsafe_impl();
@@ -42,15 +42,18 @@ void Module::to(const Device& d) {
     impl->strides = moved.strides();
     impl->offset = moved.storage_offset();
     impl->grad = nullptr;
-    if (parameter) detail::emit_category(t, instrument::Category::Parameter);  // the new storage is a parameter too
+    detail::emit_category(t, instrument::Category::Parameter);  // the new storage holds the module's state too
   };
-  for (auto& [name, p] : params_) move(p, true);
-  for (auto& [name, b] : buffers_) move(b, false);
+  for (auto& [name, p] : params_) move(p);
+  for (auto& [name, b] : buffers_) move(b);
   for (auto& [name, child] : children_) child->to(d);
 }
 
+// A buffer (batch norm's running statistics) is the module's state as its parameters are,
+// kept with them for the whole run: the trace names it a parameter.
 Tensor& Module::register_buffer(std::string name, Tensor t) {
   MEMLENS_API_ENTRY();
+  detail::emit_category(t, instrument::Category::Parameter);
   buffers_.emplace_back(std::move(name), std::move(t));
   return buffers_.back().second;
 }

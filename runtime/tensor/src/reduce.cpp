@@ -197,9 +197,10 @@ Tensor expand_reduced(const Tensor& g, const Shape& in, const std::vector<bool>&
   return gk.expand(in);
 }
 
-// Along one dim: the extreme value and its first index.
+// Along one dim: the extreme value and its first index. The op's event names the one the
+// caller returns (argmax's indices, max's values).
 std::tuple<Tensor, Tensor> extreme(const Tensor& t, std::optional<std::int64_t> dim_opt, bool keepdim, bool want_max,
-                                   const char* name) {
+                                   const char* name, bool returns_indices = false) {
   if (t.numel() == 0) throw IndexError(std::string(name) + "(): Expected reduction dim to be specified for input.numel() == 0.");
   OpTrace trace;
   Tensor src = dim_opt ? t : t.reshape({-1});
@@ -242,7 +243,7 @@ std::tuple<Tensor, Tensor> extreme(const Tensor& t, std::optional<std::int64_t> 
   Shape final_shape = dim_opt ? reduced_shape(src, mask, keepdim) : Shape{};
   values = as_strided_alias(values, final_shape, contiguous_strides(final_shape), 0);
   indices = as_strided_alias(indices, final_shape, contiguous_strides(final_shape), 0);
-  trace.done(name, {&t}, values);
+  trace.done(name, {&t}, returns_indices ? indices : values);
   return {values, indices};
 }
 
@@ -364,19 +365,19 @@ std::tuple<Tensor, Tensor> Tensor::min(std::int64_t d, bool keepdim) const {
 }
 Tensor Tensor::argmax() const {
   MEMLENS_API_ENTRY();
-  return std::get<1>(extreme(*this, std::nullopt, false, true, "argmax"));
+  return std::get<1>(extreme(*this, std::nullopt, false, true, "argmax", true));
 }
 Tensor Tensor::argmin() const {
   MEMLENS_API_ENTRY();
-  return std::get<1>(extreme(*this, std::nullopt, false, false, "argmin"));
+  return std::get<1>(extreme(*this, std::nullopt, false, false, "argmin", true));
 }
 Tensor Tensor::argmax(std::int64_t d, bool keepdim) const {
   MEMLENS_API_ENTRY();
-  return std::get<1>(extreme(*this, d, keepdim, true, "argmax"));
+  return std::get<1>(extreme(*this, d, keepdim, true, "argmax", true));
 }
 Tensor Tensor::argmin(std::int64_t d, bool keepdim) const {
   MEMLENS_API_ENTRY();
-  return std::get<1>(extreme(*this, d, keepdim, false, "argmin"));
+  return std::get<1>(extreme(*this, d, keepdim, false, "argmin", true));
 }
 
 Tensor Tensor::cumsum(std::int64_t dim_arg) const {

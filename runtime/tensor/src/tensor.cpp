@@ -75,7 +75,9 @@ void emit_category(const Tensor& t, instrument::Category c) {
 }
 
 void OpTrace::report(const char* name, std::initializer_list<const Tensor*> inputs, const Tensor& out, bool broadcasting) const {
-  auto record = [](const Tensor& t) { return instrument::OpTensor{&t.sizes(), &t.strides(), t.dtype(), t.device()}; };
+  auto record = [](const Tensor& t) {
+    return instrument::OpTensor{&t.sizes(), &t.strides(), t.dtype(), t.device(), t.storage()->id(), t.storage_offset()};
+  };
   instrument::OpTensor tensors[4];
   int n = 0;
   for (const Tensor* t : inputs)

@@ -178,6 +178,7 @@ struct ChurnFinding {
   SiteId site = 0;
   std::uint64_t size = 0, allocs = 0, steps = 0;
   std::uint64_t time_ns = 0;  // the first allocation
+  bool constant = false;      // the same value computed every step (else a buffer refilled)
 };
 struct TemporarySite {
   SiteId site = 0;

@@ -41,8 +41,9 @@ void memlens_abi_storage_alloc(uint8_t device, uint64_t address, uint64_t bytes,
                                uint32_t site, uint32_t stack);
 void memlens_abi_storage_free(uint8_t device, uint64_t address, uint64_t bytes, uint64_t storage);
 void memlens_abi_category(uint8_t device, uint64_t storage, uint8_t category);
-/* `tensors`: the output, then each input: for each, its rank, dtype and device number,
- * then its sizes, then its strides (in elements). The op is on its output's device. */
+/* `tensors`: the output, then each input: for each, its rank, dtype and device number, its
+ * storage's id and its offset into it (in elements), then its sizes, then its strides (in
+ * elements). The op is on its output's device. */
 void memlens_abi_op(uint32_t name, uint32_t site, uint64_t start_ns, uint64_t output_bytes, int broadcast, int n_inputs,
                     const int64_t* tensors);
 /* `dims`: the view's rank, then its sizes, then its strides. */

@@ -117,11 +117,14 @@ struct CopyEvent {
 };
 
 // One of an op's tensors: its sizes, its strides (in elements, as many as its sizes), its
-// dtype and the device it is on.
+// dtype, the device it is on, and where it lies: its storage and offset, so an analysis can
+// follow data from op to op (what an output was computed from).
 struct TensorRecord {
   ShapeRecord sizes, strides;
   ScalarType dtype = ScalarType::Float32;
-  std::uint8_t device = 0;  // index into the header's device list
+  std::uint8_t device = 0;    // index into the header's device list
+  std::uint64_t storage = 0;  // 0: not known
+  std::int64_t offset = 0;    // into the storage, in elements
   bool operator==(const TensorRecord&) const = default;
   // A tensor of these sizes laid out row-major (its strides worked out).
   static TensorRecord contiguous(const ShapeRecord& sizes, ScalarType dtype = ScalarType::Float32, std::uint8_t device = 0);
@@ -222,10 +225,10 @@ static_assert(sizeof(FreeEvent) == 32);
 static_assert(sizeof(FailureEvent) == 64);
 static_assert(sizeof(RetryEvent) == 32);
 static_assert(sizeof(ShapeRecord) == 72);
-static_assert(sizeof(TensorRecord) == 152);
+static_assert(sizeof(TensorRecord) == 168);
 static_assert(sizeof(ViewEvent) == 176);
 static_assert(sizeof(CopyEvent) == 32);
-static_assert(sizeof(OpEvent) == 792);
-static_assert(sizeof(Event) == 808, "the largest kind (an op with its tensors) sets the size");
+static_assert(sizeof(OpEvent) == 872);
+static_assert(sizeof(Event) == 888, "the largest kind (an op with its tensors) sets the size");
 
 }  // namespace memlens::profiler

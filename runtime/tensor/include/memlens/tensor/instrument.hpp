@@ -27,6 +27,8 @@ struct OpTensor {
   const Dims* strides = nullptr;  // in elements, as many as the sizes
   ScalarType dtype = ScalarType::Float32;
   Device device;
+  std::uint64_t storage = 0;  // its storage's id
+  std::int64_t offset = 0;    // into the storage, in elements
 };
 
 class Sink {
@@ -62,6 +64,8 @@ inline void set_sink(Sink* s) { detail::installed.store(s, std::memory_order_rel
 // The call site of the outermost public runtime call on this thread: the return address
 // into the user's code, symbolised when the trace is read.
 inline const void* current_site() { return detail::api_site; }
+// Whether the runtime call running now is the outermost: the program's own code called it.
+inline bool called_by_program() { return detail::api_depth == 1; }
 
 struct ApiEntry {
   explicit ApiEntry(const void* ret) {

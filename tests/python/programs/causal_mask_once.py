@@ -1,0 +1,18 @@
+# The causal mask built once, before the loop, and used by every step: nothing to fix.
+import torch
+from torch import nn
+
+torch.manual_seed(0)
+T, D = 64, 32
+proj = nn.Linear(D, D)
+optimizer = torch.optim.SGD(proj.parameters(), lr=0.01)
+mask = torch.tril(torch.ones(T, T, dtype=torch.bool))
+
+for step in range(8):
+    x = torch.randn(4, T, D)
+    scores = proj(x) @ x.transpose(1, 2)
+    loss = (scores * mask).pow(2).mean()
+    optimizer.zero_grad()
+    loss.backward()
+    optimizer.step()
+print(loss.item())
