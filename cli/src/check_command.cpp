@@ -27,6 +27,8 @@ class CheckCommand final : public Command {
     app_->add_option("--max-reserved", max_reserved_, "peak reserved at most this");
     app_->add_flag("--no-leaks", no_leaks_, "fail on memory alive at the end or growing step after step");
     app_->add_option("--max-leaked", max_leaked_, "leaked bytes at most this");
+    app_->add_option("--max-category", max_category_,
+                     "a category's bytes at the peak at most this, e.g. optimizer_state=20GiB (repeatable)");
     app_->add_flag("--no-broadcast", no_broadcast_, "fail on broadcast findings");
     app_->add_option("--baseline", baseline_, "a file from `memlens baseline`")->check(CLI::ExistingFile);
     app_->add_option("--tolerance", tolerance_, "how much a baseline figure may grow")->capture_default_str();
@@ -85,6 +87,7 @@ class CheckCommand final : public Command {
     if (app_->count("--max-peak")) l.max_peak = byte_flag("--max-peak", max_peak_);
     if (app_->count("--max-reserved")) l.max_reserved = byte_flag("--max-reserved", max_reserved_);
     if (app_->count("--max-leaked")) l.max_leaked = byte_flag("--max-leaked", max_leaked_);
+    for (const std::string& limit : max_category_) l.max_category.push_back(category_limit(limit));
     l.no_leaks = no_leaks_, l.no_broadcast = no_broadcast_;
     try {
       l.tolerance = parse_tolerance(tolerance_);
@@ -96,11 +99,26 @@ class CheckCommand final : public Command {
     } catch (const CheckError& e) {
       throw UsageError(e.what());
     }
-    if (!l.max_peak && !l.max_reserved && !l.max_leaked && !l.no_leaks && !l.no_broadcast && !l.baseline && !against_history_)
+    if (!l.max_peak && !l.max_reserved && !l.max_leaked && l.max_category.empty() && !l.no_leaks && !l.no_broadcast &&
+        !l.baseline && !against_history_)
       throw UsageError(
-          "check: nothing to check (give --max-peak, --max-reserved, --max-leaked, --no-leaks, --no-broadcast, "
-          "--baseline or --against-history)");
+          "check: nothing to check (give --max-peak, --max-reserved, --max-category, --max-leaked, --no-leaks, "
+          "--no-broadcast, --baseline or --against-history)");
     return l;
+  }
+
+  // "optimizer_state=20GiB": a category by its name and a byte size.
+  static std::pair<Category, std::uint64_t> category_limit(const std::string& text) {
+    const auto eq = text.find('=');
+    const std::string name = text.substr(0, eq);
+    std::string names;
+    for (std::size_t c = 0; c < kCategoryCount; ++c) {
+      const std::string_view n = category_name(static_cast<Category>(c));
+      if (n == name && eq != std::string::npos)
+        return {static_cast<Category>(c), byte_flag("--max-category " + name, text.substr(eq + 1))};
+      names += (c ? ", " : "") + std::string(n);
+    }
+    throw UsageError("--max-category: expected CATEGORY=SIZE with CATEGORY one of " + names + ", got '" + text + "'");
   }
 
   CheckVerdict history_verdict(const Report& r, const CheckLimits& l, std::size_t last_runs) const {
@@ -117,6 +135,7 @@ class CheckCommand final : public Command {
   }
 
   std::string file_, device_, max_peak_, max_reserved_, max_leaked_, baseline_, tolerance_ = "5%", junit_, format_ = "text";
+  std::vector<std::string> max_category_;
   std::string history_db_ = "memlens-history.sqlite";  // --against-history: the history file
   std::string history_runs_ = "5";
   bool no_leaks_ = false, no_broadcast_ = false, against_history_ = false;

@@ -20,8 +20,9 @@ std::string_view kind_name(EventKind k) {
 }
 
 std::string_view category_name(Category c) {
-  constexpr std::array<std::string_view, kCategoryCount> names = {"unknown",    "parameter", "gradient", "optimizer_state",
-                                                                  "activation", "temporary", "input",    "autograd_detail"};
+  constexpr std::array<std::string_view, kCategoryCount> names = {"unknown",         "parameter",       "gradient",
+                                                                  "optimizer_state", "activation",      "temporary",
+                                                                  "input",           "autograd_detail", "before_recording"};
   return name_of(names, static_cast<std::size_t>(c));
 }
 

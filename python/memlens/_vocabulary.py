@@ -1,7 +1,8 @@
 """The trace's enums by name, in the trace's order (memlens/common/event_kinds.hpp,
 scalar_type.hpp's dtype_repr): the numbers the C ABI takes. A test holds these lists to the C++ ones."""
 
-CATEGORIES = ["unknown", "parameter", "gradient", "optimizer_state", "activation", "temporary", "input", "autograd_detail"]
+CATEGORIES = ["unknown", "parameter", "gradient", "optimizer_state", "activation", "temporary", "input", "autograd_detail",
+              "before_recording"]
 VIEW_KINDS = ["view", "reshape", "transpose", "permute", "expand", "squeeze", "unsqueeze", "narrow", "select", "slice",
               "diagonal", "detach", "index"]
 COPY_REASONS = ["to_device", "contiguous", "reshape", "clone", "copy_", "index", "op_internal", "cast"]

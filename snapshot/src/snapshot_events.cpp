@@ -1,11 +1,13 @@
 // The event writer: a snapshot run (snapshot_run.hpp) replayed as trace events. The state
-// at the first entry comes first; then each entry, with its site and stack from its frames
-// (frame_site.hpp) and steps where --step-at or --step-at-scope says they end.
+// at the first entry comes first (its blocks `before_recording`); then each entry, with its
+// site and stack from its frames (frame_site.hpp), its block's category by the rules of
+// snapshot_categories.cpp, and steps where --step-at or --step-at-scope says they end.
 #include "snapshot_events.hpp"
 
 #include <algorithm>
 
 #include "frame_site.hpp"
+#include "snapshot_categories.hpp"
 
 namespace memlens::snapshot {
 
@@ -22,11 +24,17 @@ class SnapshotEventWriter {
  public:
   SnapshotEventWriter(const SnapshotRun& run, const ImportOptions& options, const EventPlacement& placement,
                       profiler::TraceWriter& writer, const EventSink& sink)
-      : run_(run), options_(options), placement_(placement), devices_(run.devices), writer_(&writer), sink_(sink) {}
+      : run_(run),
+        options_(options),
+        placement_(placement),
+        devices_(run.devices),
+        categories_(block_categories(run)),
+        writer_(&writer),
+        sink_(sink) {}
 
   ImportSummary write() && {
     write_start();
-    for (const Entry& e : run_.entries) write_entry(e);
+    for (std::size_t i = 0; i < run_.entries.size(); ++i) write_entry(run_.entries[i], categories_[i]);
     if (in_step_frame_) step(last_time_ns_);
     summary_.entries = run_.entries_read;
     summary_.skipped = run_.skipped;
@@ -135,6 +143,7 @@ class SnapshotEventWriter {
                                                        .segment = devices_[d].segment_of(addr),
                                                        .size = b.size,
                                                        .requested = b.size,
+                                                       .category = Category::BeforeRecording,
                                                        .site = site,
                                                        .stack = stack});
         e.device = device(d);
@@ -147,7 +156,7 @@ class SnapshotEventWriter {
     }
   }
 
-  void write_entry(const Entry& x) {
+  void write_entry(const Entry& x, Category category) {
     DeviceState& d = devices_[x.device];
     Event e;
     e.time_ns = time_ns(x);
@@ -178,6 +187,7 @@ class SnapshotEventWriter {
                    .size = x.size,
                    .requested = x.size,
                    .stream = x.stream,
+                   .category = category,
                    .site = site,
                    .stack = stack};
         if (auto old = d.blocks.find(x.addr); old != d.blocks.end()) d.allocated -= std::min(d.allocated, old->second.size);
@@ -232,6 +242,7 @@ class SnapshotEventWriter {
   const ImportOptions& options_;
   const EventPlacement& placement_;
   std::vector<DeviceState> devices_;  // live, from the state at the first entry
+  std::vector<Category> categories_;  // each entry's block's (snapshot_categories.hpp)
   std::uint64_t last_time_ns_ = 0;
   bool in_step_frame_ = false;
   std::unordered_map<const PyValue*, Frame> frames_;

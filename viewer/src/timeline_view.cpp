@@ -14,10 +14,10 @@ namespace memlens::viewer {
 
 namespace {
 
-constexpr analysis::Category kStack[] = {analysis::Category::Parameter,      analysis::Category::Gradient,
-                                         analysis::Category::OptimizerState, analysis::Category::Activation,
-                                         analysis::Category::AutogradDetail, analysis::Category::Temporary,
-                                         analysis::Category::Input,          analysis::Category::Unknown};
+constexpr analysis::Category kStack[] = {
+    analysis::Category::Parameter,  analysis::Category::Gradient,        analysis::Category::OptimizerState,
+    analysis::Category::Activation, analysis::Category::AutogradDetail,  analysis::Category::Temporary,
+    analysis::Category::Input,      analysis::Category::BeforeRecording, analysis::Category::Unknown};
 
 // "file.cpp:31" for a site, "<unknown>" for none.
 std::string short_site(const analysis::Report& r, analysis::SiteId id) {
@@ -84,6 +84,8 @@ ImU32 category_color(analysis::Category c) {
       return IM_COL32(141, 110, 99, 255);
     case analysis::Category::Input:
       return IM_COL32(255, 112, 67, 255);
+    case analysis::Category::BeforeRecording:
+      return IM_COL32(96, 125, 139, 255);
     case analysis::Category::Unknown:
       return IM_COL32(158, 158, 158, 255);
   }

@@ -154,6 +154,14 @@ std::vector<CheckVerdict> run_checks(const Report& r, const CheckLimits& l, cons
         limit("max-reserved", "peak reserved on " + dev, reserved, *l.max_reserved, top_sites(r, at_reserved, base_dir)));
     out.back().site = top(at_reserved);
   }
+  for (auto [category, max] : l.max_category) {
+    std::uint64_t bytes = 0;
+    for (const CategoryBytes& c : at_peak.by_category)
+      if (c.category == category) bytes = c.bytes;
+    const std::string name(profiler::category_name(category));
+    out.push_back(limit("max-category", name + " at the peak on " + dev, bytes, max, top_sites(r, at_peak, base_dir)));
+    out.back().site = top(at_peak);
+  }
   if (l.max_leaked)
     out.push_back(
         limit("max-leaked", "memory leaked", r.leaks.leaked_bytes, *l.max_leaked, findings_of(r, Section::Leaks, base_dir)));

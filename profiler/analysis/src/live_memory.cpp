@@ -155,6 +155,7 @@ Category computed_from(Category made, Category in) {
       return made == Category::Input ? Category::Activation : made;
     case Category::Unknown:
     case Category::Input:
+    case Category::BeforeRecording:
       break;
   }
   return made;

@@ -34,9 +34,21 @@ std::string_view kind_name(EventKind k);  // "alloc", "free_requested", ...
 // parameter's .grad; AutogradDetail a gradient in flight inside backward (an op's
 // gradient on its way to the next node); Temporary what an op or a backward function
 // allocates and frees within itself.
-enum class Category : std::uint8_t { Unknown, Parameter, Gradient, OptimizerState, Activation, Temporary, Input, AutogradDetail };
-inline constexpr std::size_t kCategoryCount = 8;
-static_assert(static_cast<std::size_t>(Category::AutogradDetail) + 1 == kCategoryCount);
+// BeforeRecording: a block alive before an imported run's first entry (what it is, the
+// file cannot say; memlens does not guess).
+enum class Category : std::uint8_t {
+  Unknown,
+  Parameter,
+  Gradient,
+  OptimizerState,
+  Activation,
+  Temporary,
+  Input,
+  AutogradDetail,
+  BeforeRecording
+};
+inline constexpr std::size_t kCategoryCount = 9;
+static_assert(static_cast<std::size_t>(Category::BeforeRecording) + 1 == kCategoryCount);
 std::string_view category_name(Category c);  // "optimizer_state"
 
 enum class ViewKind : std::uint8_t {

@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "memlens/analysis/report.hpp"
@@ -33,6 +34,7 @@ Baseline parse_baseline(const std::string& text, const std::string& name);
 struct CheckLimits {
   std::string device;  // "" = the report's main device
   std::optional<std::uint64_t> max_peak, max_reserved, max_leaked;
+  std::vector<std::pair<Category, std::uint64_t>> max_category;  // a category's bytes at the peak, at most
   bool no_leaks = false, no_broadcast = false;
   std::optional<Baseline> baseline;
   double tolerance = 0.05;  // a baseline figure may grow by this fraction
