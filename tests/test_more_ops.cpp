@@ -14,6 +14,7 @@ using Fn = std::function<Tensor(const std::vector<Tensor>&)>;
 namespace {
 Tensor r(Shape s, double lo = -1, double hi = 1) { return rand(s, kFloat64) * (hi - lo) + lo; }
 Tensor t64(std::initializer_list<double> v) { return tensor(v, kFloat64); }
+double at(const Tensor& t, std::int64_t i) { return t.reshape({-1})[i].item<double>(); }
 }  // namespace
 
 TEST_CASE("stack, split, chunk, unbind, flip, roll, repeat") {
@@ -107,6 +108,14 @@ TEST_CASE("cumsum, var, std, norm, logsumexp, amax, amin") {
        }},
       {"norm", [](auto& v) { return v[0].norm(); }},
       {"norm 3", [](auto& v) { return v[0].norm(3); }},
+      {"norm 1", [](auto& v) { return v[0].norm(1); }},
+      {"norm 1.5", [](auto& v) { return v[0].norm(1.5); }},
+      {"norm inf", [](auto& v) { return v[0].norm(INFINITY); }},
+      {"amax",
+       [](auto& v) {
+         return (v[0].amax({1}) * t64({1, 2, 3})).sum();
+       }},
+      {"amin keepdim", [](auto& v) { return (v[0].amin({0}, true) * v[0]).sum(); }},
       {"logsumexp",
        [](auto& v) {
          return (v[0].logsumexp({1}) * t64({1, 2, 3})).sum();
@@ -116,6 +125,40 @@ TEST_CASE("cumsum, var, std, norm, logsumexp, amax, amin") {
     INFO(name);
     CHECK(gradcheck_error(f, {r({3, 4})}) < 1e-6);
   }
+}
+
+TEST_CASE("edge-case gradients are PyTorch's: constants, zeros, ties") {
+  // Each worked by hand from PyTorch's backward formulas (std_backward, norm_backward,
+  // amax's even split), which torch 2.x gives.
+  auto grad = [](Tensor x, const Fn& f) {
+    x = x.detach().requires_grad_(true);
+    f({x}).backward();
+    return x.grad();
+  };
+  // std of a constant: 0 where std is 0, not 0/0; the other row: (x - mean) / (std (n - 1)).
+  CHECK(equal(grad(t64({2, 2, 2}), [](auto& v) { return v[0].std({}); }), t64({0, 0, 0})));
+  Tensor rows = tensor({4, 4, 1, 3}, {2, 2}, kFloat64);
+  Tensor g = grad(rows, [](auto& v) { return v[0].std({1}).sum(); });
+  CHECK(at(g, 0) == 0);
+  CHECK(at(g, 1) == 0);
+  CHECK(at(g, 2) == Approx(-1 / std::sqrt(2.0)));
+  CHECK(at(g, 3) == Approx(1 / std::sqrt(2.0)));
+  // A norm at zero has gradient 0, for every p; p = 1 at a zero element is sign(0) = 0.
+  CHECK(equal(grad(t64({0, 0, 0}), [](auto& v) { return v[0].norm(); }), t64({0, 0, 0})));
+  CHECK(equal(grad(t64({0, 0}), [](auto& v) { return v[0].norm(3); }), t64({0, 0})));
+  CHECK(equal(grad(t64({0, -2, 3}), [](auto& v) { return v[0].norm(1); }), t64({0, -1, 1})));
+  // norm(p=0) counts the non-zeros and has no gradient.
+  CHECK(t64({0, 2, 0, -1}).norm(0).item<double>() == 2);
+  CHECK(equal(grad(t64({0, 2, 0, -1}), [](auto& v) { return v[0].norm(0); }), t64({0, 0, 0, 0})));
+  // Ties share evenly: amax, amin, the inf norm (with the sign of each tied element).
+  CHECK(equal(grad(t64({1, 3, 3}), [](auto& v) { return v[0].amax({}); }), t64({0, 0.5, 0.5})));
+  CHECK(equal(grad(t64({1, 1, 3}), [](auto& v) { return v[0].amin({0}); }), t64({0.5, 0.5, 0})));
+  CHECK(equal(grad(t64({3, -3, 1}), [](auto& v) { return v[0].norm(INFINITY); }), t64({0.5, -0.5, 0})));
+  Tensor m = grad(tensor({1, 3, 3, 2, 2, 2}, {2, 3}, kFloat64), [](auto& v) { return v[0].amax({1}).sum(); });
+  CHECK(allclose(m, tensor({0, 0.5, 0.5, 1.0 / 3, 1.0 / 3, 1.0 / 3}, {2, 3}, kFloat64)));
+  CHECK(tensor({1.0, 2.0}, TensorOptions(kFloat64).requires_grad(true)).amax({}).grad_fn()->name() == "AmaxBackward0");
+  CHECK(tensor({1.0, 2.0}, TensorOptions(kFloat64).requires_grad(true)).norm().grad_fn()->name() == "NormBackward1");
+  CHECK(zeros({2, 3}, TensorOptions().requires_grad(true)).t().grad_fn()->name() == "TBackward0");
 }
 
 TEST_CASE("maximum, minimum, rounding, isnan, logic") {
@@ -201,7 +244,7 @@ TEST_CASE("PyTorch's semantics: indices, error kinds, in-place rules, max ties, 
   CHECK(ce(zeros({3}), scalar_tensor(1, kInt64)).item<double>() == Approx(std::log(3.0)));       // unbatched
   CHECK_THROWS_WITH(ce(zeros({2, 3}), zeros({2, 2})),
                     "CrossEntropyLoss: expected target of dtype int64 (class indices) or class probabilities of the "
-                    "logits' shape, got float [2, 2]");
+                    "input's shape, got float [2, 2]");
 }
 
 TEST_CASE("einsum with an ellipsis") {

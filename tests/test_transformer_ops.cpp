@@ -127,8 +127,10 @@ TEST_CASE("embedding picks rows and accumulates their gradients") {
   CHECK(equal(w.grad().sum({1}), tensor({6, 0, 3, 3}, kFloat64)));  // row 0 picked twice
   nn::Embedding table(10, 4);
   CHECK(table(tensor({1, 9}, kInt64)).sizes() == Shape{2, 4});
-  CHECK_THROWS_WITH(F::embedding(tensor({1.0}), w),
-                    "Expected tensor for argument #1 'indices' to have scalar type Long; but got float instead");
+  CHECK_THROWS_WITH(
+      F::embedding(tensor({1.0}), w),
+      "Expected tensor for argument #1 'indices' to have one of the following scalar types: Long, Int; but got float "
+      "instead");
 }
 
 TEST_CASE("tril, triu and masked_fill") {
@@ -205,6 +207,11 @@ TEST_CASE("AdamW decays the weight itself; clip_grad_norm_ scales to the norm") 
   CHECK(at(b.grad(), 0) == Approx(0.8).epsilon(1e-5));
   CHECK(nn::clip_grad_norm_({a, b}, 10.0) == Approx(1).epsilon(1e-5));  // under the limit: unchanged
   CHECK(at(b.grad(), 0) == Approx(0.8).epsilon(1e-5));
+  // A NaN anywhere makes the norm NaN and every gradient NaN (PyTorch's clamp of NaN).
+  a.set_grad(tensor({1, NAN})), b.set_grad(tensor({2}));
+  CHECK(std::isnan(nn::clip_grad_norm_({a, b}, 1.0)));
+  CHECK(std::isnan(at(a.grad(), 0)));
+  CHECK(std::isnan(at(b.grad(), 0)));
 }
 
 namespace {
@@ -249,7 +256,7 @@ TEST_CASE("conv2d: the definition's values, gradients, errors, and only the outp
                     "Given groups=1, weight of size [8, 3, 3, 3], expected input[2, 4, 8, 8] to have 3 channels, but got 4 "
                     "channels instead");
   CHECK_THROWS_WITH(F::conv2d(zeros({2, 3}), zeros({8, 3, 3, 3})),
-                    "Expected 4D (batched) input to conv2d, but got input of size: [2, 3]");
+                    "Expected 3D (unbatched) or 4D (batched) input to conv2d, but got input of size: [2, 3]");
   // Kept for backward: the input (the caller's) and the weight; the columns are a temporary.
   Device sim("sim");
   nn::Conv2d conv(3, 16, 3, 1, 1);
@@ -277,6 +284,31 @@ TEST_CASE("max and average pooling: values and gradients") {
   CHECK(gradcheck_error([&](auto& v) { return (F::avg_pool2d(v[0], 3, 2, 1) * mix).sum(); }, {r({2, 3, 6, 5})}) < 1e-6);
   CHECK_THROWS_WITH(F::max_pool2d(zeros({1, 1, 4, 4}), 2, 2, 2),
                     "max_pool2d: pad should be at most half of effective kernel size");
+}
+
+TEST_CASE("shapes PyTorch accepts: unbatched images, losses over positions, an unbatched NLL") {
+  // One image [C, H, W], as PyTorch takes it: the result has no batch dim.
+  Tensor img = arange(16, kFloat64).view({1, 4, 4});
+  CHECK(equal(F::max_pool2d(img, 2), tensor({5, 7, 13, 15}, {1, 2, 2}, kFloat64)));
+  CHECK(equal(F::avg_pool2d(img, 2), tensor({2.5, 4.5, 10.5, 12.5}, {1, 2, 2}, kFloat64)));
+  manual_seed(16);
+  Tensor x = r({3, 5, 4}), w = r({2, 3, 3, 3}), b = r({2});
+  Tensor got = F::conv2d(x, w, b, 1, 1);
+  CHECK(got.sizes() == Shape{2, 5, 4});
+  CHECK(allclose(got, naive_conv2d(x.unsqueeze(0), w, b, 1, 1)[0], 1e-9, 1e-9));
+  CHECK(gradcheck_error([&](auto& v) { return F::conv2d(v[0], v[1], v[2], 1, 1).pow(2).sum(); }, {r({3, 5, 4}), w, b}) < 1e-6);
+  // Cross-entropy over [N, C, d]: class dim 1, averaged over the N x d positions. By hand,
+  // positions (0, 0) -> class 0: ln 2; (ln 3, 0) -> class 0: ln(4/3).
+  Tensor logits = tensor({0, std::log(3.0), 0, 0}, {1, 2, 2}, kFloat64);
+  CHECK(nn::CrossEntropyLoss()(logits, zeros({1, 2}, kInt64)).item<double>() == Approx((std::log(2.0) + std::log(4.0 / 3)) / 2));
+  Tensor seg = r({2, 4, 3, 5}).requires_grad_(true), labels = randint(0, 4, {2, 3, 5});
+  CHECK(nn::CrossEntropyLoss()(seg, labels).item<double>() ==
+        Approx(nn::CrossEntropyLoss()(seg.permute({0, 2, 3, 1}).reshape({-1, 4}), labels.reshape({-1})).item<double>()));
+  CHECK(gradcheck_error([&](auto& v) { return nn::CrossEntropyLoss()(v[0], labels); }, {r({2, 4, 3, 5})}) < 1e-6);
+  CHECK_THROWS_WITH(nn::CrossEntropyLoss()(seg, zeros({2, 3}, kInt64)),
+                    "CrossEntropyLoss: expected target of shape [2, 3, 5], got [2, 3]");
+  // An unbatched NLL: one row of log-probabilities and a 0-dim target.
+  CHECK(nn::NLLLoss()(log_softmax(zeros({3}, kFloat64), 0), scalar_tensor(1, kInt64)).item<double>() == Approx(std::log(3.0)));
 }
 
 TEST_CASE("batch_norm: per-channel statistics, running averages, eval, gradients") {
@@ -338,6 +370,57 @@ TEST_CASE("initialisation bounds; NLLLoss and BCEWithLogitsLoss values") {
   CHECK(nn::BCEWithLogitsLoss()(zeros({4}), tensor({0, 1, 0.5, 1})).item<double>() == Approx(std::log(2.0)));
   CHECK(nn::BCEWithLogitsLoss()(tensor({1000}), tensor({1})).item<double>() == Approx(0).margin(1e-6));
   CHECK(gradcheck_error([](auto& v) { return nn::BCEWithLogitsLoss()(v[0], v[1].sigmoid()); }, {r({5}), r({5})}) < 1e-6);
+  // At logit 0 the gradient is (sigmoid(0) - y) / N, the loss's own, not a kink's one side.
+  Tensor x = zeros({2}, TensorOptions(kFloat64).requires_grad(true));
+  nn::BCEWithLogitsLoss()(x, tensor({1, 0}, kFloat64)).backward();
+  CHECK(equal(x.grad(), tensor({-0.25, 0.25}, kFloat64)));
+  CHECK(x.grad_fn() == nullptr);
+}
+
+TEST_CASE("options people use keep PyTorch's defaults and rules") {
+  SECTION("AdamW given only a learning rate still decays by 0.01; Adam does not") {
+    Tensor p = tensor({1.0}, kFloat64).requires_grad_(true), q = tensor({1.0}, kFloat64).requires_grad_(true);
+    p.set_grad(tensor({0.5}, kFloat64)), q.set_grad(tensor({0.5}, kFloat64));
+    optim::AdamW({p}, {.lr = 0.1}).step();
+    optim::Adam({q}, {.lr = 0.1}).step();
+    CHECK(at(p.detach(), 0) == Approx(1 * (1 - 0.1 * 0.01) - 0.1 * 0.5 / (0.5 + 1e-8)));
+    CHECK(at(q.detach(), 0) == Approx(1 - 0.1 * 0.5 / (0.5 + 1e-8)));
+  }
+  SECTION("BatchNorm counts its training batches in a buffer, not in eval") {
+    nn::BatchNorm2d bn(2);
+    Tensor x = rand({4, 2, 3, 3});
+    bn.forward(x), bn.forward(x);
+    bn.eval();
+    bn.forward(x);
+    CHECK(bn.num_batches_tracked.dtype() == kInt64);
+    CHECK(bn.num_batches_tracked.item<std::int64_t>() == 2);
+    CHECK_THROWS_AS(bn.forward(rand({2, 3, 3})), ValueError);  // PyTorch's _check_input_dim
+    bn.train();
+    CHECK_THROWS_AS(bn.forward(rand({1, 2, 1, 1})), ValueError);  // one value per channel
+  }
+  SECTION("state_dict entries are detached: a computation from them records no graph") {
+    nn::Linear fc(3, 2);
+    auto state = fc.state_dict();
+    CHECK_FALSE(state[0].second.requires_grad());
+    CHECK((state[0].second * 2).grad_fn() == nullptr);
+    state[1].second.fill_(5);  // yet the storage is the module's
+    CHECK(equal(fc.bias.detach(), full({2}, 5.0)));
+  }
+  SECTION("int32 indices select as int64 ones do") {
+    Tensor w = arange(12, kFloat32).view({4, 3});
+    CHECK(equal(w.index_select(0, tensor({3, 1}, kInt32)), w.index_select(0, tensor({3, 1}, kInt64))));
+    CHECK(
+        equal(F::embedding(tensor({2, 0, 2}, kInt32).view({3, 1}), w), F::embedding(tensor({2, 0, 2}, kInt64).view({3, 1}), w)));
+    CHECK_THROWS_AS(w.index_select(0, tensor({1.0})), TypeError);
+  }
+  SECTION("softmax of integers is an error, as in PyTorch") {
+    CHECK_THROWS_WITH(softmax(tensor({1, 2}, kInt64), 0),
+                      "softmax(): not implemented for torch.int64: give it a floating point tensor");
+    CHECK_THROWS_AS(log_softmax(tensor({1, 2}, kInt64), 0), Error);
+  }
+  SECTION("a loss's target of another shape is a ValueError, as PyTorch's") {
+    CHECK_THROWS_AS(nn::BCEWithLogitsLoss()(zeros({3}), zeros({3, 1})), ValueError);
+  }
 }
 
 TEST_CASE("learning-rate schedules") {
@@ -361,14 +444,16 @@ TEST_CASE("state_dict, save and load: round trip, buffers, refusals that change 
   manual_seed(15);
   nn::Sequential a{std::make_shared<nn::Linear>(4, 3), std::make_shared<nn::BatchNorm2d>(3)};
   auto names = a.state_dict();
-  REQUIRE(names.size() == 6);  // weight, bias, bn weight, bn bias, running_mean, running_var
+  REQUIRE(names.size() == 7);  // weight, bias, bn weight, bn bias, running_mean, running_var, num_batches_tracked
   CHECK(names[4].first == "1.running_mean");
+  CHECK(names[6].first == "1.num_batches_tracked");
   names[4].second.fill_(7);  // a buffer's value travels too
   nn::save(a, path);
   nn::Sequential b{std::make_shared<nn::Linear>(4, 3), std::make_shared<nn::BatchNorm2d>(3)};
   nn::load(b, path);
   for (std::size_t i = 0; i < names.size(); ++i) CHECK(equal(b.state_dict()[i].second, names[i].second));
-  CHECK(b.state_dict()[0].second.requires_grad());  // still a parameter
+  CHECK(b.parameters()[0].requires_grad());               // still a parameter,
+  CHECK_FALSE(b.state_dict()[0].second.requires_grad());  // its entry detached, as PyTorch's
   nn::Sequential wrong{std::make_shared<nn::Linear>(4, 5), std::make_shared<nn::BatchNorm2d>(5)};
   Tensor before = wrong.state_dict()[0].second.clone();
   CHECK_THROWS_WITH(nn::load(wrong, path), path +

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <limits>
+#include <optional>
 #include <type_traits>
 
 #include "autocast.hpp"
@@ -26,7 +27,8 @@ using detail::Window;
 
 Window window(const Tensor& x, std::int64_t kh, std::int64_t kw, std::int64_t stride, std::int64_t padding, const char* op) {
   if (x.dim() != 4)
-    throw ShapeError(std::string("Expected 4D (batched) input to ") + op + ", but got input of size: " + shape_str(x.sizes()));
+    throw ShapeError(std::string("Expected 3D (unbatched) or 4D (batched) input to ") + op +
+                     ", but got input of size: " + shape_str(x.sizes()));
   if (!x.is_floating_point()) throw TypeError(std::string(op) + " is not implemented for " + std::string(type_name(x.dtype())));
   if (stride < 1 || padding < 0) throw ShapeError(std::string(op) + ": stride must be positive and padding non-negative");
   Window g{x.size(0), x.size(1), x.size(2), x.size(3), kh, kw, stride, padding, 0, 0};
@@ -100,6 +102,14 @@ Tensor col2im(const Tensor& cols, const Window& g) {
   return x;
 }
 
+// A [C, H, W] input is one image, as PyTorch takes it: op on a batch of one, the result
+// without its batch dim. nullopt for any other rank (op then checks it).
+template <class Op>
+std::optional<Tensor> as_unbatched(const Tensor& x, Op&& op) {
+  if (x.dim() != 3) return std::nullopt;
+  return op(x.unsqueeze(0)).squeeze(0);
+}
+
 }  // namespace
 
 Tensor conv2d(const Tensor& x, const Tensor& weight, const Tensor& bias, std::int64_t stride, std::int64_t padding) {
@@ -109,6 +119,7 @@ Tensor conv2d(const Tensor& x, const Tensor& weight, const Tensor& bias, std::in
     autocast::Suspend cast;
     return conv2d(xl, wl, bl, stride, padding);
   }
+  if (auto one = as_unbatched(x, [&](const Tensor& b) { return conv2d(b, weight, bias, stride, padding); })) return *one;
   if (weight.dim() != 4)
     throw ShapeError("conv2d: weight must be [out_channels, in_channels, kh, kw], got " + shape_str(weight.sizes()));
   Window g = window(x, weight.size(2), weight.size(3), stride, padding, "conv2d");
@@ -176,6 +187,7 @@ Tensor zeros_like_input(const Window& g, const Tensor& like) {
 
 Tensor max_pool2d(const Tensor& x, std::int64_t kernel, std::int64_t stride, std::int64_t padding) {
   MEMLENS_API_ENTRY();
+  if (auto one = as_unbatched(x, [&](const Tensor& b) { return max_pool2d(b, kernel, stride, padding); })) return *one;
   const Window g = pool_window(x, kernel, stride, padding, "max_pool2d");
   const std::int64_t len = g.out_len(), planes = g.n * g.c;
   detail::OpTrace trace;
@@ -211,6 +223,7 @@ Tensor max_pool2d(const Tensor& x, std::int64_t kernel, std::int64_t stride, std
 
 Tensor avg_pool2d(const Tensor& x, std::int64_t kernel, std::int64_t stride, std::int64_t padding) {
   MEMLENS_API_ENTRY();
+  if (auto one = as_unbatched(x, [&](const Tensor& b) { return avg_pool2d(b, kernel, stride, padding); })) return *one;
   const Window g = pool_window(x, kernel, stride, padding, "avg_pool2d");
   detail::OpTrace trace;
   Tensor out = zeros({g.n, g.c, g.oh, g.ow}, TensorOptions().dtype(x.dtype()).device(x.device()));

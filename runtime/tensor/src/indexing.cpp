@@ -184,13 +184,13 @@ void accumulate_into(const Tensor& dst, const Tensor& src) {
 Tensor Tensor::index_select(std::int64_t d, const Tensor& index) const {
   MEMLENS_API_ENTRY();
   check_same_device(*this, index, "index_select");
-  if (index.dtype() != kInt64)
-    throw TypeError("index_select(): Expected dtype int64 for index but got " + std::string(type_name(index.dtype())));
+  if (index.dtype() != kInt64 && index.dtype() != kInt32)
+    throw TypeError("index_select(): Expected dtype int32 or int64 for index but got " + std::string(type_name(index.dtype())));
   if (index.dim() > 1) throw IndexError("index_select(): Index is supposed to be a vector");
   d = wrap_dim(d, dim());
   std::int64_t n = dim() == 0 ? 1 : size(d);
   OpTrace trace;
-  Tensor idx = index.contiguous().reshape({-1});
+  Tensor idx = cast(index, kInt64).contiguous().reshape({-1});  // int32 indices widened once
   Shape out_shape = sizes();
   if (dim() > 0) out_shape[static_cast<std::size_t>(d)] = idx.numel();
   Tensor out = make_tensor(out_shape, dtype(), device());
@@ -287,20 +287,20 @@ Tensor Tensor::gather(std::int64_t d, const Tensor& index) const {
   if (index.dtype() != kInt64)
     throw TypeError("gather(): Expected dtype int64 for index but got " + std::string(type_name(index.dtype())));
   if (index.dim() != dim())
-    throw IndexError("gather(): Index tensor must have the same number of dimensions as input tensor (" +
-                     std::to_string(index.dim()) + " vs " + std::to_string(dim()) + ")");
+    throw Error("gather(): Index tensor must have the same number of dimensions as input tensor (" + std::to_string(index.dim()) +
+                " vs " + std::to_string(dim()) + ")");
   d = wrap_dim(d, dim());
   for (std::int64_t k = 0; k < dim(); ++k)
     if (k != d && index.size(k) > size(k))
-      throw IndexError("gather(): Size does not match at dimension " + std::to_string(k) + " expected index " +
-                       shape_str(index.sizes()) + " to be smaller than self " + shape_str(sizes()) + " apart from dimension " +
-                       std::to_string(d));
+      throw Error("gather(): Size does not match at dimension " + std::to_string(k) + " expected index " +
+                  shape_str(index.sizes()) + " to be smaller than self " + shape_str(sizes()) + " apart from dimension " +
+                  std::to_string(d));
   const std::int64_t n = size(d);
   // Strided reads: neither the input nor the index is copied to make it contiguous (a
   // copy here would be the library's, charged to the caller's line).
   check_indices(index, n, [&](std::int64_t i) {
-    return IndexError("gather(): index " + std::to_string(i) + " is out of bounds for dimension " + std::to_string(d) +
-                      " with size " + std::to_string(n));
+    return Error("gather(): index " + std::to_string(i) + " is out of bounds for dimension " + std::to_string(d) + " with size " +
+                 std::to_string(n));
   });
   OpTrace trace;
   Tensor out = make_tensor(index.sizes(), dtype(), device());
@@ -328,16 +328,15 @@ Tensor Tensor::scatter(std::int64_t d, const Tensor& index, const Tensor& src) c
   if (index.dtype() != kInt64)
     throw TypeError("scatter(): Expected dtype int64 for index but got " + std::string(type_name(index.dtype())));
   if (index.dim() != dim() || src.dim() != dim())
-    throw IndexError("scatter(): Index tensor must have the same number of dimensions as self tensor");
+    throw Error("scatter(): Index tensor must have the same number of dimensions as self tensor");
   d = wrap_dim(d, dim());
   for (std::int64_t k = 0; k < dim(); ++k)
     if (index.size(k) > src.size(k) || (k != d && index.size(k) > size(k)))
-      throw IndexError("scatter(): Expected index " + shape_str(index.sizes()) + " to be smaller than self " +
-                       shape_str(sizes()) + " apart from dimension " + std::to_string(d) + " and to be smaller size than src " +
-                       shape_str(src.sizes()));
+      throw Error("scatter(): Expected index " + shape_str(index.sizes()) + " to be smaller than self " + shape_str(sizes()) +
+                  " apart from dimension " + std::to_string(d) + " and to be smaller size than src " + shape_str(src.sizes()));
   check_indices(index, size(d), [&](std::int64_t i) {
-    return IndexError("scatter(): index " + std::to_string(i) + " is out of bounds for dimension " + std::to_string(d) +
-                      " with size " + std::to_string(size(d)));
+    return Error("scatter(): index " + std::to_string(i) + " is out of bounds for dimension " + std::to_string(d) +
+                 " with size " + std::to_string(size(d)));
   });
   OpTrace trace;
   Tensor out = detail::layout_copy(*this, instrument::CopyReason::Clone);
@@ -668,7 +667,7 @@ std::tuple<Tensor, Tensor> Tensor::topk(std::int64_t k, std::int64_t d, bool lar
   MEMLENS_API_ENTRY();
   d = wrap_dim(d, std::max<std::int64_t>(dim(), 1));
   const std::int64_t n = dim() == 0 ? 1 : size(d);
-  if (k < 0 || k > n) throw IndexError("selected index k out of range");
+  if (k < 0 || k > n) throw Error("selected index k out of range");
   auto [values, indices] = sort(d, largest);
   if (dim() == 0) return {values, indices};
   return {values.narrow(d, 0, k), indices.narrow(d, 0, k)};

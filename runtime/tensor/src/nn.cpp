@@ -9,6 +9,10 @@
 
 namespace memlens::nn {
 
+using autograd::Node;
+using autograd::SavedTensor;
+using Grads = std::vector<Tensor>;
+
 std::vector<Tensor> Module::parameters() const {
   MEMLENS_API_ENTRY();
   std::vector<Tensor> out;
@@ -193,16 +197,22 @@ BatchNorm2d::BatchNorm2d(std::int64_t channels, double eps, double momentum) : M
     bias = zeros({channels});
     running_mean = zeros({channels});
     running_var = ones({channels});
+    num_batches_tracked = zeros({}, kInt64);
   }
   register_parameter("weight", weight);
   register_parameter("bias", bias);
   register_buffer("running_mean", running_mean);
   register_buffer("running_var", running_var);
+  register_buffer("num_batches_tracked", num_batches_tracked);
 }
 
 Tensor BatchNorm2d::forward(const Tensor& x) {
   MEMLENS_API_ENTRY();
-  if (x.dim() != 4) throw ShapeError("BatchNorm2d: expected 4D input (got " + std::to_string(x.dim()) + "D input)");
+  if (x.dim() != 4) throw ValueError("expected 4D input (got " + std::to_string(x.dim()) + "D input)");
+  if (is_training()) {
+    NoGradGuard no_grad;
+    num_batches_tracked.add_(1);
+  }
   return functional::batch_norm(x, running_mean, running_var, weight, bias, is_training(), momentum_, eps_);
 }
 
@@ -218,8 +228,10 @@ double clip_grad_norm_(const std::vector<Tensor>& parameters, double max_norm, d
     total = inf ? std::max(total, n) : total + n;
   }
   if (!inf) total = std::pow(total, 1 / norm_type);
+  // A NaN gradient makes the norm NaN and so every gradient NaN, as PyTorch's
+  // clamp(max_norm / total, max=1) does: the step is then visibly broken, not silently kept.
   double coef = max_norm / (total + 1e-6);
-  if (coef < 1)
+  if (!(coef >= 1))
     for (const Tensor& p : parameters)
       if (Tensor g = p.grad(); g.defined()) g.mul_(coef);
   return total;
@@ -281,22 +293,58 @@ Tensor& ones_(Tensor& t) {
 }
 }  // namespace init
 
+namespace {
+
+// PyTorch's nll_loss over the class dim 1 of [N, C, d...], or of one unbatched row [C]:
+// the target's log-probability picked at each position by gather, averaged over the
+// positions; no one-hot of positions by classes is ever built.
+Tensor mean_picked(const Tensor& logp, const Tensor& target, const std::string& loss) {
+  if (logp.dim() == 0) throw ShapeError(loss + ": expected input of shape (N, C, ...) or (C), got []");
+  const bool batched = logp.dim() > 1;
+  const std::int64_t classes = logp.size(batched ? 1 : 0);
+  Shape want = logp.sizes();
+  want.erase(want.begin() + (batched ? 1 : 0));
+  if (target.dtype() != kInt64)
+    throw TypeError(loss + ": expected target of dtype int64 (class indices) or class probabilities of the input's shape, got " +
+                    std::string(type_name(target.dtype())) + " " + shape_str(target.sizes()));
+  if (target.sizes() != want)
+    throw ShapeError(loss + ": expected target of shape " + shape_str(want) + ", got " + shape_str(target.sizes()));
+  if (target.numel() > 0) {
+    std::int64_t lo = target.min().item<std::int64_t>(), hi = target.max().item<std::int64_t>();
+    if (lo < 0 || hi >= classes)
+      throw IndexError(loss + ": Target " + std::to_string(lo < 0 ? lo : hi) + " is out of bounds (" + std::to_string(classes) +
+                       " classes).");
+  }
+  Tensor lp = batched ? logp : logp.unsqueeze(0), t = batched ? target : target.reshape({1});
+  return -lp.gather(1, t.unsqueeze(1)).sum() / static_cast<double>(std::max<std::int64_t>(t.numel(), 1));
+}
+
+}  // namespace
+
 Tensor NLLLoss::operator()(const Tensor& log_probs, const Tensor& target) const {
   MEMLENS_API_ENTRY();
-  if (log_probs.dim() != 2) throw ShapeError("NLLLoss: expected input of shape (N, C), got " + shape_str(log_probs.sizes()));
-  if (target.dtype() != kInt64 || target.sizes() != Shape{log_probs.size(0)})
-    throw TypeError("NLLLoss: expected target of dtype int64 and shape [" + std::to_string(log_probs.size(0)) + "]");
-  if (target.numel() > 0 && (target.min().item<std::int64_t>() < 0 || target.max().item<std::int64_t>() >= log_probs.size(1)))
-    throw IndexError("NLLLoss: Target is out of bounds (" + std::to_string(log_probs.size(1)) + " classes).");
-  return -log_probs.gather(1, target.unsqueeze(1)).sum() / static_cast<double>(std::max<std::int64_t>(log_probs.size(0), 1));
+  return mean_picked(log_probs, target, "NLLLoss");
 }
 
 Tensor BCEWithLogitsLoss::operator()(const Tensor& logits, const Tensor& target) const {
   MEMLENS_API_ENTRY();
   if (logits.sizes() != target.sizes())
-    throw ShapeError("Target size (" + shape_str(target.sizes()) + ") must be the same as input size (" +
+    throw ValueError("Target size (" + shape_str(target.sizes()) + ") must be the same as input size (" +
                      shape_str(logits.sizes()) + ")");
-  return (logits.clamp(0) - logits * target + ((-logits.abs()).exp() + 1).log()).mean();
+  Tensor out;
+  {
+    NoGradGuard no_grad;
+    out = (logits.clamp(0) - logits * target + ((-logits.abs()).exp() + 1).log()).mean();
+  }
+  // The loss's own derivative, (sigmoid(x) - y) / N, holds at x = 0 too, where the stable
+  // form's clamp and |x| have kinks whose one-sided gradients are not the loss's.
+  const double count = static_cast<double>(std::max<std::int64_t>(logits.numel(), 1));
+  autograd::record(out, "BinaryCrossEntropyWithLogitsBackward0", {logits, target},
+                   [x = SavedTensor(logits), y = SavedTensor(target), count](const Tensor& g, const Node& n) {
+                     Tensor xv = x.unpack(n), per = g / count;
+                     return Grads{(xv.sigmoid() - y.unpack(n)) * per, n.needs_input_grad(1) ? -xv * per : Tensor()};
+                   });
+  return out;
 }
 
 Tensor MSELoss::operator()(const Tensor& input, const Tensor& target) const {
@@ -314,33 +362,14 @@ Tensor MSELoss::operator()(const Tensor& input, const Tensor& target) const {
 
 Tensor CrossEntropyLoss::operator()(const Tensor& logits, const Tensor& target) const {
   MEMLENS_API_ENTRY();
-  if (logits.dim() != 1 && logits.dim() != 2)
-    throw ShapeError("CrossEntropyLoss: expected logits of shape (N, C) or (C), got " + shape_str(logits.sizes()));
-  const bool batched = logits.dim() == 2;
-  const std::int64_t class_dim = batched ? 1 : 0, classes = logits.size(class_dim);
-  const double rows = batched ? static_cast<double>(logits.size(0)) : 1.0;
-  // Class probabilities (a float target of the logits' shape): -sum(p * log_softmax), averaged over rows.
+  if (logits.dim() == 0) throw ShapeError("CrossEntropyLoss: expected logits of shape (N, C, ...) or (C), got []");
+  const std::int64_t class_dim = logits.dim() > 1 ? 1 : 0;
+  // Class probabilities (a float target of the logits' shape): -sum(p * log_softmax) over
+  // the classes, averaged over the other positions.
   if (target.is_floating_point() && target.sizes() == logits.sizes())
-    return -(target * log_softmax(logits, class_dim)).sum() / rows;
-  if (target.dtype() != kInt64)
-    throw TypeError(
-        "CrossEntropyLoss: expected target of dtype int64 (class indices) or class probabilities of the "
-        "logits' shape, got " +
-        std::string(type_name(target.dtype())) + " " + shape_str(target.sizes()));
-  Shape want = batched ? Shape{logits.size(0)} : Shape{};
-  if (target.sizes() != want)
-    throw ShapeError("CrossEntropyLoss: expected target of shape " + shape_str(want) + ", got " + shape_str(target.sizes()));
-  if (target.numel() > 0) {
-    std::int64_t lo = target.min().item<std::int64_t>(), hi = target.max().item<std::int64_t>();
-    if (lo < 0 || hi >= classes)
-      throw IndexError("CrossEntropyLoss: Target " + std::to_string(lo < 0 ? lo : hi) + " is out of bounds (" +
-                       std::to_string(classes) + " classes).");
-  }
-  // The target's log-probability picked from each row, as PyTorch's nll_loss does: no
-  // batch-by-classes one-hot is ever built.
-  Tensor logp = log_softmax(batched ? logits : logits.unsqueeze(0), 1);
-  Tensor picked = logp.gather(1, (batched ? target : target.reshape({1})).unsqueeze(1));
-  return -picked.sum() / rows;
+    return -(target * log_softmax(logits, class_dim)).sum() /
+           static_cast<double>(std::max<std::int64_t>(logits.numel() / std::max<std::int64_t>(logits.size(class_dim), 1), 1));
+  return mean_picked(log_softmax(logits, class_dim), target, "CrossEntropyLoss");
 }
 
 }  // namespace memlens::nn

@@ -144,7 +144,7 @@ Tensor batch_norm(const Tensor& x, const Tensor& running_mean, const Tensor& run
     if (d != 1) dims.push_back(d);
   const std::int64_t count = x.numel() / std::max<std::int64_t>(c, 1);
   if (training && count < 2)
-    throw Error("Expected more than 1 value per channel when training, got input size " + shape_str(x.sizes()));
+    throw ValueError("Expected more than 1 value per channel when training, got input size " + shape_str(x.sizes()));
   Tensor mean, invstd, out;
   {
     NoGradGuard no_grad;
@@ -188,8 +188,8 @@ Tensor embedding(const Tensor& indices, const Tensor& weight) {
   MEMLENS_API_ENTRY();
   if (weight.dim() != 2)
     throw ShapeError("embedding: weight must be 2-D ([num_embeddings, dim]), got " + shape_str(weight.sizes()));
-  if (indices.dtype() != kInt64)
-    throw TypeError("Expected tensor for argument #1 'indices' to have scalar type Long; but got " +
+  if (indices.dtype() != kInt64 && indices.dtype() != kInt32)
+    throw TypeError("Expected tensor for argument #1 'indices' to have one of the following scalar types: Long, Int; but got " +
                     std::string(type_name(indices.dtype())) + " instead");
   Shape shape = indices.sizes();
   shape.push_back(weight.size(1));

@@ -43,6 +43,7 @@ Adam::Adam(std::vector<Tensor> params, AdamOptions options, bool decoupled_decay
     : Optimizer(std::move(params)),
       opt_(options),
       decoupled_decay_(decoupled_decay),
+      weight_decay_(options.weight_decay.value_or(decoupled_decay ? 0.01 : 0)),
       exp_avg_(params_.size()),
       exp_avg_sq_(params_.size()) {}
 
@@ -55,8 +56,8 @@ void Adam::step() {
   for (std::size_t i = 0; i < params_.size(); ++i) {
     Tensor g = params_[i].grad();
     if (!g.defined()) continue;
-    if (opt_.weight_decay != 0 && decoupled_decay_) params_[i].mul_(1 - opt_.lr * opt_.weight_decay);
-    else if (opt_.weight_decay != 0) g = g + params_[i] * opt_.weight_decay;
+    if (weight_decay_ != 0 && decoupled_decay_) params_[i].mul_(1 - opt_.lr * weight_decay_);
+    else if (weight_decay_ != 0) g = g + params_[i] * weight_decay_;
     if (!exp_avg_[i].defined()) {
       exp_avg_[i] = zeros_like(params_[i]);
       exp_avg_sq_[i] = zeros_like(params_[i]);

@@ -265,6 +265,34 @@ void record_extreme(Tensor& values, const Tensor& input, std::optional<std::int6
                    });
 }
 
+// amax/amin: each slice's extreme, its gradient shared evenly among the positions that
+// hold it (PyTorch's rule for amax and amin; max(dim) gives it to the index it returns).
+Tensor extreme_over(const Tensor& t, const Shape& dims, bool keepdim, bool largest) {
+  auto mask = reduced_mask(t, dims);
+  Tensor out;
+  {
+    NoGradGuard no_grad;
+    out = t;
+    for (std::size_t i = mask.size(); i-- > 0;)
+      if (mask[i])
+        out = std::get<0>(largest ? out.max(static_cast<std::int64_t>(i), true) : out.min(static_cast<std::int64_t>(i), true));
+    if (!keepdim) {
+      const Shape shape = reduced_shape(t, mask, false);
+      out = as_strided_alias(out, shape, contiguous_strides(shape), 0);
+    }
+  }
+  autograd::record(out, largest ? "AmaxBackward0" : "AminBackward0", {t},
+                   [x = SavedTensor(t), y = SavedTensor(out, true), mask, keepdim](const Tensor& g, const Node& n) {
+                     Tensor xv = x.unpack(n);
+                     Tensor hit = xv.eq(expand_reduced(y.unpack(n), xv.sizes(), mask, keepdim)).to(g.dtype());
+                     Shape dims;
+                     for (std::size_t i = 0; i < mask.size(); ++i)
+                       if (mask[i]) dims.push_back(static_cast<std::int64_t>(i));
+                     return Grads{expand_reduced(g, xv.sizes(), mask, keepdim) * hit / hit.sum(dims, true)};
+                   });
+  return out;
+}
+
 Tensor prod_over(const Tensor& t, const std::vector<bool>& mask, bool keepdim) {
   Tensor out = fold_impl<true>(t, mask, keepdim, t.is_floating_point() ? t.dtype() : kInt64);
   // The gradient of each element is the product of the others: out / x where the slice
@@ -431,29 +459,65 @@ Tensor Tensor::var(Shape dims, bool unbiased, bool keepdim) const {
 
 Tensor Tensor::std(Shape dims, bool unbiased, bool keepdim) const {
   MEMLENS_API_ENTRY();
-  return var(std::move(dims), unbiased, keepdim).sqrt();
+  auto mask = reduced_mask(*this, dims);
+  std::int64_t count = 1;
+  for (std::size_t i = 0; i < mask.size(); ++i)
+    if (mask[i]) count *= sizes()[i];
+  Tensor out;
+  {
+    NoGradGuard no_grad;
+    out = var(dims, unbiased, keepdim).sqrt();
+  }
+  // var's gradient over 2 std, and 0 where std is 0 (PyTorch's std_backward): a constant
+  // slice has no direction to move in, where sqrt's own gradient would make it 0/0.
+  const double denom = static_cast<double>(std::max<std::int64_t>(count - (unbiased ? 1 : 0), 0));
+  autograd::record(
+      out, "StdBackward0", {*this},
+      [x = SavedTensor(*this), y = SavedTensor(out, true), dims, mask, keepdim, denom](const Tensor& g, const Node& n) {
+        Tensor xv = x.unpack(n), yv = y.unpack(n);
+        Tensor scale = (g / (yv * denom)).masked_fill(yv.eq(0), 0);
+        return Grads{(xv - xv.mean(dims, true)) * expand_reduced(scale, xv.sizes(), mask, keepdim)};
+      });
+  return out;
 }
 
 Tensor Tensor::norm(double p) const {
   MEMLENS_API_ENTRY();
-  if (std::isinf(p)) return p > 0 ? abs().max() : abs().min();
-  if (p == 2) return (*this * *this).sum().sqrt();
-  if (p == 1) return abs().sum();
-  return abs().pow(p).sum().pow(1 / p);
+  Tensor out;
+  {
+    NoGradGuard no_grad;
+    if (std::isinf(p)) out = p > 0 ? abs().max() : abs().min();
+    else if (p == 0) out = ne(0).to(is_floating_point() ? dtype() : kFloat32).sum();  // the non-zeros, counted
+    else if (p == 2) out = (*this * *this).sum().sqrt();
+    else if (p == 1) out = abs().sum();
+    else out = abs().pow(p).sum().pow(1 / p);
+  }
+  // PyTorch's norm_backward: x |x|^(p-2) / norm^(p-1), 0 where x or the norm is 0 (never
+  // 0/0), nothing for p = 0; for p = +-inf the gradient is shared evenly among the
+  // elements whose |x| is the norm.
+  autograd::record(out, "NormBackward1", {*this},
+                   [x = SavedTensor(*this), y = SavedTensor(out, true), p](const Tensor& g, const Node& n) {
+                     Tensor xv = x.unpack(n), yv = y.unpack(n);
+                     if (p == 0) return Grads{zeros_like(xv)};
+                     Tensor zero = xv.eq(0);
+                     if (std::isinf(p)) {
+                       Tensor hit = xv.abs().eq(yv).to(g.dtype());
+                       return Grads{(xv / xv.abs()).masked_fill(zero, 0) * hit / hit.sum() * g};
+                     }
+                     Tensor direction = p == 2 ? xv : (xv * xv.abs().pow(p - 2)).masked_fill(zero, 0);
+                     return Grads{direction * (g / yv.pow(p - 1)).masked_fill(yv.eq(0), 0)};
+                   });
+  return out;
 }
 
 Tensor Tensor::amax(Shape dims, bool keepdim) const {
   MEMLENS_API_ENTRY();
-  auto mask = reduced_mask(*this, dims);
-  Tensor out = *this;
-  for (std::size_t i = mask.size(); i-- > 0;)
-    if (mask[i]) out = std::get<0>(out.max(static_cast<std::int64_t>(i), true));
-  return keepdim ? out : out.reshape(reduced_shape(*this, mask, false));
+  return extreme_over(*this, dims, keepdim, true);
 }
 
 Tensor Tensor::amin(Shape dims, bool keepdim) const {
   MEMLENS_API_ENTRY();
-  return neg().amax(std::move(dims), keepdim).neg();
+  return extreme_over(*this, dims, keepdim, false);
 }
 
 Tensor Tensor::logsumexp(Shape dims, bool keepdim) const {
@@ -466,9 +530,19 @@ Tensor Tensor::logsumexp(Shape dims, bool keepdim) const {
 }
 
 // Both keep only their output for backward, as PyTorch's do: the shifted and
-// exponentiated intermediates are temporaries of the forward, not saved tensors.
+// exponentiated intermediates are temporaries of the forward, not saved tensors. Neither
+// takes integers (PyTorch has no integer kernel for them: a RuntimeError there).
+namespace {
+void check_floating(const Tensor& x, const char* op) {
+  if (!x.is_floating_point())
+    throw Error(std::string(op) + "(): not implemented for " + std::string(dtype_repr(x.dtype())) +
+                ": give it a floating point tensor");
+}
+}  // namespace
+
 Tensor log_softmax(const Tensor& x, std::int64_t dim) {
   MEMLENS_API_ENTRY();
+  check_floating(x, "log_softmax");
   if (auto r = autocast::in_float32(x, [&](const Tensor& xf) { return log_softmax(xf, dim); })) return *r;
   Tensor out;
   {
@@ -484,6 +558,7 @@ Tensor log_softmax(const Tensor& x, std::int64_t dim) {
 
 Tensor softmax(const Tensor& x, std::int64_t dim) {
   MEMLENS_API_ENTRY();
+  check_floating(x, "softmax");
   if (auto r = autocast::in_float32(x, [&](const Tensor& xf) { return softmax(xf, dim); })) return *r;
   Tensor out;
   {

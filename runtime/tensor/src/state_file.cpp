@@ -44,8 +44,11 @@ struct Reader {
 
 std::vector<std::pair<std::string, Tensor>> Module::state_dict() const {
   MEMLENS_API_ENTRY();
-  std::vector<std::pair<std::string, Tensor>> out = params_;
-  out.insert(out.end(), buffers_.begin(), buffers_.end());
+  // Detached, as PyTorch's: the entries share the module's storage but are no part of
+  // its graph, so what a caller computes from them records no gradient.
+  std::vector<std::pair<std::string, Tensor>> out;
+  for (const auto& [name, t] : params_) out.emplace_back(name, t.detach());
+  for (const auto& [name, t] : buffers_) out.emplace_back(name, t.detach());
   for (auto& [prefix, child] : children_)
     for (auto& [name, t] : child->state_dict()) out.emplace_back(prefix + "." + name, t);
   return out;

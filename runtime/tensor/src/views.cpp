@@ -153,25 +153,31 @@ Tensor Tensor::permute(Shape dims) const {
   return out;
 }
 
-Tensor Tensor::transpose(std::int64_t d0, std::int64_t d1) const {
-  MEMLENS_API_ENTRY();
-  d0 = wrap_dim(d0, dim());
-  d1 = wrap_dim(d1, dim());
-  Shape sz = sizes(), st = strides();
-  if (dim() > 0) {
+namespace {
+// transpose and t(): one view, under the backward node's name PyTorch gives each.
+Tensor transposed(const Tensor& t, std::int64_t d0, std::int64_t d1, const char* node) {
+  d0 = wrap_dim(d0, t.dim());
+  d1 = wrap_dim(d1, t.dim());
+  Shape sz = t.sizes(), st = t.strides();
+  if (t.dim() > 0) {
     std::swap(sz[static_cast<std::size_t>(d0)], sz[static_cast<std::size_t>(d1)]);
     std::swap(st[static_cast<std::size_t>(d0)], st[static_cast<std::size_t>(d1)]);
   }
-  Tensor out = make_view(*this, sz, st, storage_offset(), instrument::ViewKind::Transpose);
-  autograd::record(out, "TransposeBackward0", {*this},
-                   [d0, d1](const Tensor& g, const Node&) { return Grads{g.transpose(d0, d1)}; });
+  Tensor out = make_view(t, sz, st, t.storage_offset(), instrument::ViewKind::Transpose);
+  autograd::record(out, node, {t}, [d0, d1](const Tensor& g, const Node&) { return Grads{g.transpose(d0, d1)}; });
   return out;
+}
+}  // namespace
+
+Tensor Tensor::transpose(std::int64_t d0, std::int64_t d1) const {
+  MEMLENS_API_ENTRY();
+  return transposed(*this, d0, d1, "TransposeBackward0");
 }
 
 Tensor Tensor::t() const {
   MEMLENS_API_ENTRY();
   if (dim() > 2) throw ShapeError("t() expects a tensor with <= 2 dimensions, but self is " + std::to_string(dim()) + "D");
-  return dim() < 2 ? transpose(0, 0) : transpose(0, 1);
+  return dim() < 2 ? transposed(*this, 0, 0, "TBackward0") : transposed(*this, 0, 1, "TBackward0");
 }
 
 Tensor Tensor::expand(Shape shape) const {

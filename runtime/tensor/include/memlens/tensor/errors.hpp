@@ -18,6 +18,11 @@ class IndexError : public Error {
 class TypeError : public Error {
   using Error::Error;
 };
+// An argument PyTorch's Python layer refuses before any kernel runs (a loss's target of
+// another shape than its input, a batch norm module given the wrong rank): ValueError there.
+class ValueError : public Error {
+  using Error::Error;
+};
 // Autograd rules: leaf in-place, modified saved tensors, double backward.
 class AutogradError : public Error {
   using Error::Error;

@@ -186,6 +186,7 @@ class BatchNorm2d : public Module {
   explicit BatchNorm2d(std::int64_t channels, double eps = 1e-5, double momentum = 0.1);
   Tensor forward(const Tensor& x) override;
   Tensor weight, bias, running_mean, running_var;
+  Tensor num_batches_tracked;  // int64, counted by each forward in training, as PyTorch's buffer
 
  private:
   double eps_, momentum_;
@@ -229,7 +230,8 @@ Tensor& zeros_(Tensor& t);
 Tensor& ones_(Tensor& t);
 }  // namespace init
 
-// The negative log-likelihood of class indices, given log-probabilities [N, C]; mean over N.
+// The negative log-likelihood of class indices, given log-probabilities [N, C, d...] (class
+// dim 1) or one row [C]; mean over the positions (N x d...).
 class NLLLoss {
  public:
   Tensor operator()(const Tensor& log_probs, const Tensor& target) const;
@@ -254,7 +256,8 @@ class MSELoss {
   Tensor operator()(const Tensor& input, const Tensor& target) const;
 };
 
-// Mean negative log-likelihood of log_softmax(logits) at int64 class targets.
+// Mean negative log-likelihood of log_softmax(logits) over class dim 1 ([N, C, d...] or one
+// row [C]) at int64 class targets, or against class probabilities of the logits' shape.
 class CrossEntropyLoss {
  public:
   Tensor operator()(const Tensor& logits, const Tensor& target) const;

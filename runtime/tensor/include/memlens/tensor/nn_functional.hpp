@@ -21,7 +21,7 @@ Tensor dropout(const Tensor& x, double p = 0.5, bool training = true);
 // normalized_shape), then scales by weight and shifts by bias when they are given.
 Tensor layer_norm(const Tensor& x, const Shape& normalized_shape, const Tensor& weight = Tensor(), const Tensor& bias = Tensor(),
                   double eps = 1e-5);
-// Rows of weight ([num_embeddings, dim]) picked by indices (int64, any shape): the
+// Rows of weight ([num_embeddings, dim]) picked by indices (int64 or int32, any shape): the
 // result is indices' shape followed by dim.
 Tensor embedding(const Tensor& indices, const Tensor& weight);
 // softmax(q k^T / sqrt(d) + mask) v over the last two dims (q, k, v: [batch..., T, d]).
@@ -32,10 +32,11 @@ Tensor scaled_dot_product_attention(const Tensor& q, const Tensor& k, const Tens
                                     double dropout_p = 0, bool is_causal = false);
 
 // 2-D convolution of x [N, C, H, W] with weight [O, C, kh, kw] (groups 1, square stride
-// and padding), plus bias [O] when given: [N, O, oh, ow].
+// and padding), plus bias [O] when given: [N, O, oh, ow]. One image [C, H, W] gives
+// [O, oh, ow], as PyTorch's unbatched input.
 Tensor conv2d(const Tensor& x, const Tensor& weight, const Tensor& bias = Tensor(), std::int64_t stride = 1,
               std::int64_t padding = 0);
-// Square-window pooling over [N, C, H, W]; stride 0 means the kernel size. Max pooling
+// Square-window pooling over [N, C, H, W] (or one image [C, H, W]); stride 0 means the kernel size. Max pooling
 // keeps the argmax indices for backward; average pooling counts the padding.
 Tensor max_pool2d(const Tensor& x, std::int64_t kernel, std::int64_t stride = 0, std::int64_t padding = 0);
 Tensor avg_pool2d(const Tensor& x, std::int64_t kernel, std::int64_t stride = 0, std::int64_t padding = 0);

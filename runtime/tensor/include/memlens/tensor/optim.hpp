@@ -1,5 +1,6 @@
 #pragma once
 // Optimisers: in-place parameter updates under NoGradGuard, with their state tensors.
+#include <optional>
 #include <vector>
 
 #include "memlens/tensor/tensor.hpp"
@@ -45,7 +46,9 @@ struct AdamOptions {
   double lr = 1e-3;
   double beta1 = 0.9, beta2 = 0.999;
   double eps = 1e-8;
-  double weight_decay = 0;
+  // Unset: the optimizer's own default, as PyTorch's (Adam 0, AdamW 0.01), so an AdamW
+  // given only a learning rate still decays.
+  std::optional<double> weight_decay = std::nullopt;
 };
 
 class Adam : public Optimizer {
@@ -62,6 +65,7 @@ class Adam : public Optimizer {
  private:
   AdamOptions opt_;
   bool decoupled_decay_ = false;
+  double weight_decay_ = 0;  // opt_.weight_decay or the default
   std::vector<Tensor> exp_avg_, exp_avg_sq_;
   std::int64_t steps_ = 0;
 };
@@ -70,7 +74,7 @@ class Adam : public Optimizer {
 // weight_decay 0.01.
 class AdamW : public Adam {
  public:
-  AdamW(std::vector<Tensor> params, AdamOptions options = {.weight_decay = 0.01}) : Adam(std::move(params), options, true) {}
+  AdamW(std::vector<Tensor> params, AdamOptions options = {}) : Adam(std::move(params), options, true) {}
 };
 
 }  // namespace memlens::optim
