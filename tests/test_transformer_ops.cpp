@@ -377,6 +377,72 @@ TEST_CASE("initialisation bounds; NLLLoss and BCEWithLogitsLoss values") {
   CHECK(x.grad_fn() == nullptr);
 }
 
+TEST_CASE("loss options as PyTorch's: class weights, ignore_index, reductions, label smoothing, pos_weight") {
+  // Expected values computed by PyTorch (torch.nn.functional, float64) for these inputs.
+  Tensor x = tensor({2, 0, 0, 0, 3, 0, 1, 1, 1, 0, 0, 0.5}, {4, 3}, kFloat64), t = tensor({0, 1, 2, 1}, kInt64);
+  Tensor w = tensor({1, 2, 0.5}, kFloat64);
+  auto ce = [&](nn::ClassLossOptions o) { return nn::CrossEntropyLoss(std::move(o))(x, t); };
+  CHECK(ce({.weight = w}).item<double>() == Approx(0.6486273385878449));
+  CHECK(ce({.ignore_index = 1}).item<double>() == Approx(0.6690785274449973));
+  CHECK(ce({.reduction = "sum"}).item<double>() == Approx(2.7274567807285983));
+  CHECK(allclose(ce({.reduction = "none"}), tensor({0.23954477, 0.09492296, 1.09861229, 1.29437677}, kFloat64), 1e-7, 1e-7));
+  CHECK(ce({.label_smoothing = 0.1}).item<double>() == Approx(0.7610308618488163));
+  CHECK(ce({.weight = w, .label_smoothing = 0.2}).item<double>() == Approx(0.7467333706587619));
+  CHECK(ce({.weight = w, .ignore_index = 2}).item<double>() == Approx(0.6036288435798184));
+  CHECK(ce({.ignore_index = 1, .label_smoothing = 0.2}).item<double>() == Approx(0.8024118607783306));
+  CHECK(nn::NLLLoss({.ignore_index = 0})(log_softmax(x, 1), t).item<double>() == Approx(0.8293040048355712));
+  Tensor xg = x.detach().requires_grad_(true);
+  nn::CrossEntropyLoss({.weight = w, .label_smoothing = 0.2})(xg, t).backward();
+  CHECK(allclose(xg.grad(),
+                 tensor({-0.009717773896911818, -0.004232022142453192, 0.01394979603936499, 0.002971621459997574,
+                         -0.012003848980601143, 0.009032227520603635, 0.026262626262626262, 0.01414141414141414,
+                         -0.040404040404040414, 0.07923499423252023, -0.22379530879778284, 0.14456031456526264},
+                        {4, 3}, kFloat64),
+                 1e-9, 1e-9));
+  Tensor p = tensor({0.5, 0.5, 0, 0, 1, 0}, {2, 3}, kFloat64), x2 = x.narrow(0, 0, 2);
+  CHECK(nn::CrossEntropyLoss({.label_smoothing = 0.3})(x2, p).item<double>() == Approx(1.0172338613214225));
+  CHECK(nn::CrossEntropyLoss({.weight = w, .reduction = "sum"})(x2, p).item<double>() == Approx(2.549163062174748));
+  CHECK_THROWS_AS(ce({.reduction = "average"}), ValueError);
+  CHECK_THROWS_WITH(ce({.weight = tensor({1, 2}, kFloat64)}),
+                    "CrossEntropyLoss: weight tensor should be defined either for all 3 classes or no classes but got weight "
+                    "tensor of shape: [2]");
+  // pos_weight weighs the positive term, broadcast along the last dim.
+  Tensor z = tensor({0.5, -1, 2, 0}, {2, 2}, kFloat64).requires_grad_(true);
+  Tensor y = tensor({1, 0, 0, 1}, {2, 2}, kFloat64).requires_grad_(true);
+  Tensor l = nn::BCEWithLogitsLoss(tensor({3, 0.5}, kFloat64))(z, y);
+  CHECK(l.item<double>() == Approx(1.052248560345372));
+  l.backward();
+  CHECK(allclose(z.grad(), tensor({-0.283155501598609, 0.06723535534249878, 0.22019926949447058, -0.0625}, {2, 2}, kFloat64),
+                 1e-9, 1e-9));
+  CHECK(allclose(y.grad(),
+                 tensor({0.11203849209005334, 0.08584228906022214, -0.43653599447851377, -0.08664339756999316}, {2, 2}, kFloat64),
+                 1e-9, 1e-9));
+}
+
+TEST_CASE("gelu's tanh form, split by sizes, scatter_add, as PyTorch's") {
+  // gelu(1, 'tanh') = 0.5 (1 + tanh(sqrt(2/pi) 1.044715)), worked by hand.
+  const double k = std::sqrt(2 / M_PI), u = k * (1 + 0.044715);
+  CHECK(F::gelu(tensor({1.0}, kFloat64), "tanh").item<double>() == Approx(0.5 * (1 + std::tanh(u))));
+  CHECK(gradcheck_error([](auto& v) { return F::gelu(v[0], "tanh").sum(); }, {r({6})}) < 1e-6);
+  CHECK_THROWS_WITH(F::gelu(zeros({2}), "fast"), "approximate argument must be either none or tanh.");
+  Tensor a = arange(10, kFloat64).view({5, 2});
+  auto parts = a.split(Shape{2, 3});
+  REQUIRE(parts.size() == 2);
+  CHECK(equal(parts[1], tensor({4, 5, 6, 7, 8, 9}, {3, 2}, kFloat64)));
+  CHECK(parts[1].storage_offset() == 4);  // a view
+  CHECK_THROWS_WITH(a.split(Shape{2, 2}),
+                    "split_with_sizes expects split_sizes to sum exactly to 5 (input tensor's size at "
+                    "dimension 0), but got split_sizes=[2, 2]");
+  // Repeated indices add: row 0 gets 1 + 3, row 2 gets 2.
+  Tensor s = zeros({3}, kFloat64).scatter_add(0, tensor({0, 2, 0}, kInt64), tensor({1, 2, 3}, kFloat64));
+  CHECK(equal(s, tensor({4, 0, 2}, kFloat64)));
+  CHECK(gradcheck_error(
+            [](auto& v) {
+              return (v[0].scatter_add(1, tensor({0, 0, 1, 1, 0, 1}, {2, 3}, kInt64), v[1]) * v[0]).sum();
+            },
+            {r({2, 2}), r({2, 3})}) < 1e-6);
+}
+
 TEST_CASE("options people use keep PyTorch's defaults and rules") {
   SECTION("AdamW given only a learning rate still decays by 0.01; Adam does not") {
     Tensor p = tensor({1.0}, kFloat64).requires_grad_(true), q = tensor({1.0}, kFloat64).requires_grad_(true);

@@ -316,50 +316,81 @@ Tensor Tensor::gather(std::int64_t d, const Tensor& index) const {
       });
     });
   trace.done("gather", {this, &index}, out);
-  autograd::record(out, "GatherBackward0", {*this},
-                   [in = sizes(), d, index](const Tensor& g, const Node&) { return Grads{scatter_add(in, d, index, g)}; });
+  autograd::record(out, "GatherBackward0", {*this}, [in = sizes(), d, index](const Tensor& g, const Node&) {
+    return Grads{detail::scatter_add(in, d, index, g)};
+  });
   return out;
 }
 
-Tensor Tensor::scatter(std::int64_t d, const Tensor& index, const Tensor& src) const {
-  MEMLENS_API_ENTRY();
-  check_same_device(*this, index, "scatter");
-  check_same_device(*this, src, "scatter");
+namespace {
+
+// values written (or added) into out at index along d: the one loop behind scatter,
+// scatter_add and gather's backward.
+void scatter_into(const Tensor& out, std::int64_t d, const Tensor& index, const Tensor& values, bool add) {
+  if (on_gpu(out)) {
+    gpu().scatter(out, d, index, values, add);
+    return;
+  }
+  const auto* ip = static_cast<const std::int64_t*>(index.raw_data());
+  dispatch(out.dtype(), [&](auto t) {
+    using T = decltype(t);
+    const T* vp = static_cast<const T*>(values.raw_data());
+    T* o = static_cast<T*>(out.raw_data());
+    for_each_coordinate(index.sizes(), [&](std::int64_t, const Shape& at) {
+      T& dst = o[gathered_at(at, d, ip[offset_of(at, index.strides())], out.strides())];
+      const T v = vp[offset_of(at, values.strides())];
+      if constexpr (std::is_same_v<T, bool>) dst = add ? (dst || v) : v;
+      else dst = add ? static_cast<T>(dst + v) : v;
+    });
+  });
+}
+
+// scatter and scatter_add: src's values written (or added) into a copy of self at index
+// along d, after PyTorch's checks.
+Tensor scattered(const Tensor& self, std::int64_t d, const Tensor& index, const Tensor& src, bool add) {
+  const char* op = add ? "scatter_add" : "scatter";
+  check_same_device(self, index, op);
+  check_same_device(self, src, op);
   if (index.dtype() != kInt64)
-    throw TypeError("scatter(): Expected dtype int64 for index but got " + std::string(type_name(index.dtype())));
-  if (index.dim() != dim() || src.dim() != dim())
-    throw Error("scatter(): Index tensor must have the same number of dimensions as self tensor");
-  d = wrap_dim(d, dim());
-  for (std::int64_t k = 0; k < dim(); ++k)
-    if (index.size(k) > src.size(k) || (k != d && index.size(k) > size(k)))
-      throw Error("scatter(): Expected index " + shape_str(index.sizes()) + " to be smaller than self " + shape_str(sizes()) +
-                  " apart from dimension " + std::to_string(d) + " and to be smaller size than src " + shape_str(src.sizes()));
-  check_indices(index, size(d), [&](std::int64_t i) {
-    return Error("scatter(): index " + std::to_string(i) + " is out of bounds for dimension " + std::to_string(d) +
-                 " with size " + std::to_string(size(d)));
+    throw TypeError(std::string(op) + "(): Expected dtype int64 for index but got " + std::string(type_name(index.dtype())));
+  if (index.dim() != self.dim() || src.dim() != self.dim())
+    throw Error(std::string(op) + "(): Index tensor must have the same number of dimensions as self tensor");
+  d = wrap_dim(d, self.dim());
+  for (std::int64_t k = 0; k < self.dim(); ++k)
+    if (index.size(k) > src.size(k) || (k != d && index.size(k) > self.size(k)))
+      throw Error(std::string(op) + "(): Expected index " + shape_str(index.sizes()) + " to be smaller than self " +
+                  shape_str(self.sizes()) + " apart from dimension " + std::to_string(d) + " and to be smaller size than src " +
+                  shape_str(src.sizes()));
+  check_indices(index, self.size(d), [&](std::int64_t i) {
+    return Error(std::string(op) + "(): index " + std::to_string(i) + " is out of bounds for dimension " + std::to_string(d) +
+                 " with size " + std::to_string(self.size(d)));
   });
   OpTrace trace;
-  Tensor out = detail::layout_copy(*this, instrument::CopyReason::Clone);
-  Tensor values = cast(src, dtype());
-  const auto* ip = static_cast<const std::int64_t*>(index.raw_data());
-  if (on_gpu(out)) gpu().scatter(out, d, index, values, false);
-  else
-    dispatch(dtype(), [&](auto t) {
-      using T = decltype(t);
-      const T* vp = static_cast<const T*>(values.raw_data());
-      T* o = static_cast<T*>(out.raw_data());
-      for_each_coordinate(index.sizes(), [&](std::int64_t, const Shape& at) {
-        o[gathered_at(at, d, ip[offset_of(at, index.strides())], out.strides())] = vp[offset_of(at, values.strides())];
+  Tensor out = detail::layout_copy(self, instrument::CopyReason::Clone);
+  scatter_into(out, d, index, cast(src, self.dtype()), add);
+  trace.done(op, {&self, &index, &src}, out);
+  autograd::record(
+      out, add ? "ScatterAddBackward0" : "ScatterBackward0", {self, src}, [d, index, add](const Tensor& g, const Node& n) {
+        // Self's gradient is g where nothing was written (all of g when adding); src's is g
+        // where each of its values went.
+        Tensor self_grad;
+        if (n.needs_input_grad(0))
+          self_grad = add ? g : g.scatter(d, index, zeros(index.sizes(), TensorOptions(g.dtype()).device(g.device())));
+        return Grads{self_grad, n.needs_input_grad(1) ? g.gather(d, index) : Tensor()};
       });
-    });
-  trace.done("scatter", {this, &index, &src}, out);
-  autograd::record(out, "ScatterBackward0", {*this, src}, [d, index](const Tensor& g, const Node& n) {
-    // Self's gradient is g where nothing was written; src's is g where each of its values went.
-    return Grads{
-        n.needs_input_grad(0) ? g.scatter(d, index, zeros(index.sizes(), TensorOptions(g.dtype()).device(g.device()))) : Tensor(),
-        n.needs_input_grad(1) ? g.gather(d, index) : Tensor()};
-  });
   return out;
+}
+
+}  // namespace
+
+Tensor Tensor::scatter(std::int64_t d, const Tensor& index, const Tensor& src) const {
+  MEMLENS_API_ENTRY();
+  return scattered(*this, d, index, src, false);
+}
+
+Tensor Tensor::scatter_add(std::int64_t d, const Tensor& index, const Tensor& src) const {
+  MEMLENS_API_ENTRY();
+  return scattered(*this, d, index, src, true);
 }
 
 Tensor Tensor::index_add(std::int64_t d, const Tensor& index, const Tensor& source, Scalar alpha) const {
@@ -405,22 +436,7 @@ namespace detail {
 Tensor scatter_add(const Shape& shape, std::int64_t d, const Tensor& index, const Tensor& values) {
   // Into a fresh tensor: an element picked twice gets both.
   Tensor out = zeros(shape, TensorOptions(values.dtype()).device(values.device()));
-  if (on_gpu(out)) {
-    gpu().scatter(out, d, index, values, true);
-    return out;
-  }
-  const Shape out_strides = contiguous_strides(shape);
-  const auto* ip = static_cast<const std::int64_t*>(index.raw_data());
-  dispatch(values.dtype(), [&](auto t) {
-    using T = decltype(t);
-    if constexpr (!std::is_same_v<T, bool>) {
-      const T* vp = static_cast<const T*>(values.raw_data());
-      T* dst = static_cast<T*>(out.raw_data());
-      for_each_coordinate(index.sizes(), [&](std::int64_t, const Shape& at) {
-        dst[gathered_at(at, d, ip[offset_of(at, index.strides())], out_strides)] += vp[offset_of(at, values.strides())];
-      });
-    }
-  });
+  scatter_into(out, d, index, values, true);
   return out;
 }
 }  // namespace detail
@@ -536,6 +552,20 @@ std::vector<Tensor> Tensor::split(std::int64_t piece, std::int64_t d) const {
     out.push_back(narrow(d, at, std::min(piece, size(d) - at)));
     if (size(d) == 0) break;
   }
+  return out;
+}
+
+std::vector<Tensor> Tensor::split(const Shape& sizes_along, std::int64_t d) const {
+  MEMLENS_API_ENTRY();
+  d = wrap_dim(d, dim());
+  std::int64_t total = 0;
+  for (std::int64_t n : sizes_along) total += n;
+  if (total != size(d) || std::any_of(sizes_along.begin(), sizes_along.end(), [](std::int64_t n) { return n < 0; }))
+    throw Error("split_with_sizes expects split_sizes to sum exactly to " + std::to_string(size(d)) +
+                " (input tensor's size at dimension " + std::to_string(d) + "), but got split_sizes=" + shape_str(sizes_along));
+  std::vector<Tensor> out;
+  std::int64_t at = 0;
+  for (std::int64_t n : sizes_along) out.push_back(narrow(d, at, n)), at += n;
   return out;
 }
 

@@ -105,7 +105,7 @@ Tensor Linear::forward(const Tensor& x) {
 
 Tensor GELU::forward(const Tensor& x) {
   MEMLENS_API_ENTRY();
-  return functional::gelu(x);
+  return functional::gelu(x, approximate_);
 }
 Tensor SiLU::forward(const Tensor& x) {
   MEMLENS_API_ENTRY();
@@ -295,13 +295,24 @@ Tensor& ones_(Tensor& t) {
 
 namespace {
 
+void check_reduction(const std::string& reduction, const std::string& loss) {
+  if (reduction != "mean" && reduction != "sum" && reduction != "none")
+    throw ValueError(loss + ": " + reduction + " is not a valid value for reduction (mean, sum, none)");
+}
+
 // PyTorch's nll_loss over the class dim 1 of [N, C, d...], or of one unbatched row [C]:
-// the target's log-probability picked at each position by gather, averaged over the
-// positions; no one-hot of positions by classes is ever built.
-Tensor mean_picked(const Tensor& logp, const Tensor& target, const std::string& loss) {
+// the target's log-probability picked at each position by gather (no one-hot of positions
+// by classes is ever built), weighted by its class, positions whose target is ignore_index
+// left out; with label smoothing (cross-entropy's) mixed with the classes' mean. "mean"
+// divides by the counted positions' weights (their number when unweighted).
+Tensor class_loss(const Tensor& logp, const Tensor& target, const std::string& loss, const ClassLossOptions& o) {
   if (logp.dim() == 0) throw ShapeError(loss + ": expected input of shape (N, C, ...) or (C), got []");
+  check_reduction(o.reduction, loss);
   const bool batched = logp.dim() > 1;
   const std::int64_t classes = logp.size(batched ? 1 : 0);
+  if (o.weight.defined() && o.weight.sizes() != Shape{classes})
+    throw Error(loss + ": weight tensor should be defined either for all " + std::to_string(classes) +
+                " classes or no classes but got weight tensor of shape: " + shape_str(o.weight.sizes()));
   Shape want = logp.sizes();
   want.erase(want.begin() + (batched ? 1 : 0));
   if (target.dtype() != kInt64)
@@ -309,21 +320,47 @@ Tensor mean_picked(const Tensor& logp, const Tensor& target, const std::string& 
                     std::string(type_name(target.dtype())) + " " + shape_str(target.sizes()));
   if (target.sizes() != want)
     throw ShapeError(loss + ": expected target of shape " + shape_str(want) + ", got " + shape_str(target.sizes()));
-  if (target.numel() > 0) {
-    std::int64_t lo = target.min().item<std::int64_t>(), hi = target.max().item<std::int64_t>();
-    if (lo < 0 || hi >= classes)
-      throw IndexError(loss + ": Target " + std::to_string(lo < 0 ? lo : hi) + " is out of bounds (" + std::to_string(classes) +
-                       " classes).");
-  }
   Tensor lp = batched ? logp : logp.unsqueeze(0), t = batched ? target : target.reshape({1});
-  return -lp.gather(1, t.unsqueeze(1)).sum() / static_cast<double>(std::max<std::int64_t>(t.numel(), 1));
+  bool ignoring = false;
+  if (t.numel() > 0) {
+    const std::int64_t lo = t.min().item<std::int64_t>(), hi = t.max().item<std::int64_t>();
+    ignoring = o.ignore_index >= lo && o.ignore_index <= hi;
+    Tensor bad = logical_or(t.lt(0), t.ge(classes));
+    if (ignoring) bad = logical_and(bad, t.ne(o.ignore_index));
+    if ((ignoring || lo < 0 || hi >= classes) && bad.sum().item<std::int64_t>() > 0)
+      throw IndexError(loss + ": Target " + std::to_string(t.masked_select(bad)[0].item<std::int64_t>()) + " is out of bounds (" +
+                       std::to_string(classes) + " classes).");
+  }
+  const double count = static_cast<double>(std::max<std::int64_t>(t.numel(), 1));
+  if (!o.weight.defined() && o.label_smoothing == 0 && !ignoring) {  // every position counts once
+    if (o.reduction == "mean") return -lp.gather(1, t.unsqueeze(1)).sum() / count;
+    Tensor per = -lp.gather(1, t.unsqueeze(1)).squeeze(1);
+    return o.reduction == "sum" ? per.sum() : batched ? per : per.squeeze(0);
+  }
+  Tensor ignored = ignoring ? t.eq(o.ignore_index) : Tensor();
+  Tensor safe = ignoring ? t.masked_fill(ignored, 0) : t;
+  Tensor w = o.weight.defined() ? o.weight.index_select(0, safe.reshape({-1})).view(safe.sizes())
+                                : ones_like(safe, TensorOptions(lp.dtype()).device(lp.device()));
+  if (ignoring) w = w.masked_fill(ignored, 0);
+  Tensor per = -lp.gather(1, safe.unsqueeze(1)).squeeze(1) * w;
+  if (o.label_smoothing > 0) {
+    Shape along(static_cast<std::size_t>(lp.dim()), 1);
+    along[1] = classes;
+    Tensor smooth = -(o.weight.defined() ? lp * o.weight.view(along) : lp).sum({1});
+    if (ignoring) smooth = smooth.masked_fill(ignored, 0);
+    per = per * (1 - o.label_smoothing) + smooth * (o.label_smoothing / static_cast<double>(classes));
+  }
+  if (o.reduction == "none") return batched ? per : per.squeeze(0);
+  if (o.reduction == "sum") return per.sum();
+  return per.sum() / w.sum();
 }
 
 }  // namespace
 
 Tensor NLLLoss::operator()(const Tensor& log_probs, const Tensor& target) const {
   MEMLENS_API_ENTRY();
-  return mean_picked(log_probs, target, "NLLLoss");
+  if (options_.label_smoothing != 0) throw Error("NLLLoss: label_smoothing is cross-entropy's option");
+  return class_loss(log_probs, target, "NLLLoss", options_);
 }
 
 Tensor BCEWithLogitsLoss::operator()(const Tensor& logits, const Tensor& target) const {
@@ -331,18 +368,27 @@ Tensor BCEWithLogitsLoss::operator()(const Tensor& logits, const Tensor& target)
   if (logits.sizes() != target.sizes())
     throw ValueError("Target size (" + shape_str(target.sizes()) + ") must be the same as input size (" +
                      shape_str(logits.sizes()) + ")");
+  // With pos_weight w: (1 - y) x + (1 + (w - 1) y) softplus(-x), softplus(-x) computed as
+  // log(1 + exp(-|x|)) + max(-x, 0); without it, the same at w = 1.
+  const Tensor& w = pos_weight_;
   Tensor out;
   {
     NoGradGuard no_grad;
-    out = (logits.clamp(0) - logits * target + ((-logits.abs()).exp() + 1).log()).mean();
+    Tensor softplus = ((-logits.abs()).exp() + 1).log() + (-logits).clamp(0);
+    out = (w.defined() ? (1 - target) * logits + (target * (w - 1) + 1) * softplus
+                       : logits.clamp(0) - logits * target + ((-logits.abs()).exp() + 1).log())
+              .mean();
   }
-  // The loss's own derivative, (sigmoid(x) - y) / N, holds at x = 0 too, where the stable
-  // form's clamp and |x| have kinks whose one-sided gradients are not the loss's.
+  // The loss's own derivative, ((1 + (w - 1) y) sigmoid(x) - w y) / N (sigmoid(x) - y
+  // unweighted), holds at x = 0 too, where the stable form's clamp and |x| have kinks whose
+  // one-sided gradients are not the loss's.
   const double count = static_cast<double>(std::max<std::int64_t>(logits.numel(), 1));
   autograd::record(out, "BinaryCrossEntropyWithLogitsBackward0", {logits, target},
-                   [x = SavedTensor(logits), y = SavedTensor(target), count](const Tensor& g, const Node& n) {
-                     Tensor xv = x.unpack(n), per = g / count;
-                     return Grads{(xv.sigmoid() - y.unpack(n)) * per, n.needs_input_grad(1) ? -xv * per : Tensor()};
+                   [x = SavedTensor(logits), y = SavedTensor(target), w, count](const Tensor& g, const Node& n) {
+                     Tensor xv = x.unpack(n), yv = y.unpack(n), per = g / count;
+                     Tensor dx = w.defined() ? (yv * (w - 1) + 1) * xv.sigmoid() - w * yv : xv.sigmoid() - yv;
+                     Tensor dy = w.defined() ? -xv + (w - 1) * (((-xv.abs()).exp() + 1).log() + (-xv).clamp(0)) : -xv;
+                     return Grads{dx * per, n.needs_input_grad(1) ? dy * per : Tensor()};
                    });
   return out;
 }
@@ -362,14 +408,27 @@ Tensor MSELoss::operator()(const Tensor& input, const Tensor& target) const {
 
 Tensor CrossEntropyLoss::operator()(const Tensor& logits, const Tensor& target) const {
   MEMLENS_API_ENTRY();
+  const ClassLossOptions& o = options_;
   if (logits.dim() == 0) throw ShapeError("CrossEntropyLoss: expected logits of shape (N, C, ...) or (C), got []");
-  const std::int64_t class_dim = logits.dim() > 1 ? 1 : 0;
-  // Class probabilities (a float target of the logits' shape): -sum(p * log_softmax) over
-  // the classes, averaged over the other positions.
-  if (target.is_floating_point() && target.sizes() == logits.sizes())
-    return -(target * log_softmax(logits, class_dim)).sum() /
-           static_cast<double>(std::max<std::int64_t>(logits.numel() / std::max<std::int64_t>(logits.size(class_dim), 1), 1));
-  return mean_picked(log_softmax(logits, class_dim), target, "CrossEntropyLoss");
+  if (o.label_smoothing < 0 || o.label_smoothing > 1)
+    throw Error("CrossEntropyLoss: label_smoothing must be between 0.0 and 1.0. Got: " + std::to_string(o.label_smoothing));
+  const std::int64_t class_dim = logits.dim() > 1 ? 1 : 0, classes = logits.size(class_dim);
+  if (!target.is_floating_point() || target.sizes() != logits.sizes())
+    return class_loss(log_softmax(logits, class_dim), target, "CrossEntropyLoss", o);
+  // Class probabilities (a float target of the logits' shape), smoothed towards uniform:
+  // -sum(w p log_softmax) over the classes, "mean" over the other positions.
+  check_reduction(o.reduction, "CrossEntropyLoss");
+  Tensor p = o.label_smoothing > 0 ? target * (1 - o.label_smoothing) + o.label_smoothing / static_cast<double>(classes) : target;
+  Tensor lp = log_softmax(logits, class_dim);
+  if (o.weight.defined()) {
+    Shape along(static_cast<std::size_t>(logits.dim()), 1);
+    along[static_cast<std::size_t>(class_dim)] = classes;
+    lp = lp * o.weight.view(along);
+  }
+  if (o.reduction == "mean")
+    return -(p * lp).sum() / static_cast<double>(std::max<std::int64_t>(logits.numel() / std::max<std::int64_t>(classes, 1), 1));
+  Tensor per = -(p * lp).sum({class_dim});
+  return o.reduction == "sum" ? per.sum() : per;
 }
 
 }  // namespace memlens::nn

@@ -26,15 +26,23 @@ Shape last_dims(std::size_t k) {
 }
 }  // namespace
 
-Tensor gelu(const Tensor& x) {
+Tensor gelu(const Tensor& x, std::string_view approximate) {
   MEMLENS_API_ENTRY();
+  const bool tanh_form = approximate == "tanh";
+  if (!tanh_form && approximate != "none") throw Error("approximate argument must be either none or tanh.");
+  // The tanh form: 0.5 x (1 + tanh(k (x + c x^3))), k = sqrt(2 / pi), c = 0.044715.
+  constexpr double k = std::numbers::sqrt2 * std::numbers::inv_sqrtpi, c = 0.044715;
   Tensor out;
   {
     NoGradGuard no_grad;
-    out = x * ((x * std::numbers::sqrt2 / 2).erf() + 1) * 0.5;
+    out = tanh_form ? x * ((x + x * x * x * c) * k).tanh().add(1) * 0.5 : x * ((x * std::numbers::sqrt2 / 2).erf() + 1) * 0.5;
   }
-  autograd::record(out, "GeluBackward0", {x}, [saved = SavedTensor(x)](const Tensor& g, const Node& n) {
+  autograd::record(out, "GeluBackward0", {x}, [saved = SavedTensor(x), tanh_form](const Tensor& g, const Node& n) {
     Tensor xv = saved.unpack(n);
+    if (tanh_form) {
+      Tensor t = ((xv + xv * xv * xv * c) * k).tanh();
+      return Grads{g * ((t + 1) * 0.5 + xv * 0.5 * (1 - t * t) * (xv * xv * (3 * c) + 1) * k)};
+    }
     Tensor cdf = ((xv * std::numbers::sqrt2 / 2).erf() + 1) * 0.5;
     Tensor pdf = (xv * xv * -0.5).exp() * (std::numbers::inv_sqrtpi / std::numbers::sqrt2);
     return Grads{g * (cdf + xv * pdf)};

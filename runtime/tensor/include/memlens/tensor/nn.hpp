@@ -64,8 +64,11 @@ class ReLU : public Module {
 
 class GELU : public Module {
  public:
-  GELU() : Module(Library{}) {}
+  explicit GELU(std::string approximate = "none") : Module(Library{}), approximate_(std::move(approximate)) {}
   Tensor forward(const Tensor& x) override;
+
+ private:
+  std::string approximate_;  // "none" or "tanh", as functional::gelu takes it
 };
 
 class SiLU : public Module {
@@ -230,18 +233,35 @@ Tensor& zeros_(Tensor& t);
 Tensor& ones_(Tensor& t);
 }  // namespace init
 
+// What the class losses take beside their inputs, as PyTorch's arguments of those names.
+struct ClassLossOptions {
+  Tensor weight = Tensor();          // [C], each class's weight; undefined: all 1
+  std::int64_t ignore_index = -100;  // positions whose target is this count for nothing
+  std::string reduction = "mean";    // "mean" (over the counted positions' weights), "sum" or "none"
+  double label_smoothing = 0;        // cross-entropy: this share of the target spread over all classes
+};
+
 // The negative log-likelihood of class indices, given log-probabilities [N, C, d...] (class
-// dim 1) or one row [C]; mean over the positions (N x d...).
+// dim 1) or one row [C]; by default the mean over the positions (N x d...).
 class NLLLoss {
  public:
+  explicit NLLLoss(ClassLossOptions options = {}) : options_(std::move(options)) {}
   Tensor operator()(const Tensor& log_probs, const Tensor& target) const;
+
+ private:
+  ClassLossOptions options_;
 };
 
 // Binary cross-entropy of logits against targets in [0, 1] of the same shape, computed
-// stably (max(x, 0) - x y + log(1 + exp(-|x|))); mean over elements.
+// stably; mean over elements. pos_weight (broadcast along the last dim, PyTorch's) weighs
+// the positive term: -[w y log s(x) + (1 - y) log(1 - s(x))].
 class BCEWithLogitsLoss {
  public:
+  explicit BCEWithLogitsLoss(Tensor pos_weight = Tensor()) : pos_weight_(std::move(pos_weight)) {}
   Tensor operator()(const Tensor& logits, const Tensor& target) const;
+
+ private:
+  Tensor pos_weight_;
 };
 
 // A module's state_dict to a file and back (torch.save / load_state_dict). load() checks
@@ -260,7 +280,11 @@ class MSELoss {
 // row [C]) at int64 class targets, or against class probabilities of the logits' shape.
 class CrossEntropyLoss {
  public:
+  explicit CrossEntropyLoss(ClassLossOptions options = {}) : options_(std::move(options)) {}
   Tensor operator()(const Tensor& logits, const Tensor& target) const;
+
+ private:
+  ClassLossOptions options_;
 };
 
 }  // namespace memlens::nn

@@ -3,6 +3,7 @@
 // PyTorch's does (layer_norm: input, mean and rstd; dropout: its mask; gelu: its input),
 // so a trace of a model shows the memory the same model holds under PyTorch.
 #include <optional>
+#include <string_view>
 
 #include "memlens/tensor/tensor.hpp"
 
@@ -10,8 +11,9 @@ namespace memlens::nn::functional {
 
 // x W^T + b (b optional), one op under autocast.
 Tensor linear(const Tensor& x, const Tensor& weight, const Tensor& bias = Tensor());
-// Exact GELU, x * Phi(x) (PyTorch's default, approximate='none').
-Tensor gelu(const Tensor& x);
+// Exact GELU, x * Phi(x) (PyTorch's default, approximate "none"), or its tanh
+// approximation (approximate "tanh"); any other word is refused.
+Tensor gelu(const Tensor& x, std::string_view approximate = "none");
 // x * sigmoid(x).
 Tensor silu(const Tensor& x);
 // Zeroes each element with probability p and scales the rest by 1 / (1 - p); the

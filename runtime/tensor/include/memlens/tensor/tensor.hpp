@@ -175,6 +175,8 @@ class Tensor {
   // A copy with src's values written where index points along dim (gather's inverse; a
   // position written twice keeps one of them).
   Tensor scatter(std::int64_t dim, const Tensor& index, const Tensor& src) const;
+  // scatter, adding src's values into self's instead of writing them (repeated indices sum).
+  Tensor scatter_add(std::int64_t dim, const Tensor& index, const Tensor& src) const;
   // A copy with alpha * source's slices added at the positions index lists along dim.
   Tensor index_add(std::int64_t dim, const Tensor& index, const Tensor& source, Scalar alpha = 1) const;
   // Writes value (broadcast to the indexed shape) where idx points; with tensor indices,
@@ -213,6 +215,9 @@ class Tensor {
   // Pieces along a dim, as views: split into pieces of `size` (the last may be shorter),
   // chunk into `chunks` pieces of equal size (the last may be shorter), unbind into slices.
   std::vector<Tensor> split(std::int64_t size, std::int64_t dim = 0) const;
+  // Pieces of the given sizes along dim, as views (PyTorch's split with a list); the sizes
+  // must sum to the dim's size.
+  std::vector<Tensor> split(const Shape& sizes, std::int64_t dim = 0) const;
   std::vector<Tensor> chunk(std::int64_t chunks, std::int64_t dim = 0) const;
   std::vector<Tensor> unbind(std::int64_t dim = 0) const;
   Tensor flip(Shape dims) const;
