@@ -325,11 +325,13 @@ Tensor class_loss(const Tensor& logp, const Tensor& target, const std::string& l
   if (t.numel() > 0) {
     const std::int64_t lo = t.min().item<std::int64_t>(), hi = t.max().item<std::int64_t>();
     ignoring = o.ignore_index >= lo && o.ignore_index <= hi;
-    Tensor bad = logical_or(t.lt(0), t.ge(classes));
-    if (ignoring) bad = logical_and(bad, t.ne(o.ignore_index));
-    if ((ignoring || lo < 0 || hi >= classes) && bad.sum().item<std::int64_t>() > 0)
-      throw IndexError(loss + ": Target " + std::to_string(t.masked_select(bad)[0].item<std::int64_t>()) + " is out of bounds (" +
-                       std::to_string(classes) + " classes).");
+    if (ignoring || lo < 0 || hi >= classes) {  // only then may a position be out of bounds: find it
+      Tensor bad = logical_or(t.lt(0), t.ge(classes));
+      if (ignoring) bad = logical_and(bad, t.ne(o.ignore_index));
+      if (bad.sum().item<std::int64_t>() > 0)
+        throw IndexError(loss + ": Target " + std::to_string(t.masked_select(bad)[0].item<std::int64_t>()) +
+                         " is out of bounds (" + std::to_string(classes) + " classes).");
+    }
   }
   const double count = static_cast<double>(std::max<std::int64_t>(t.numel(), 1));
   if (!o.weight.defined() && o.label_smoothing == 0 && !ignoring) {  // every position counts once
