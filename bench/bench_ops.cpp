@@ -43,6 +43,27 @@ void BM_Contiguous(benchmark::State& state) {
 }
 BENCHMARK(BM_Contiguous);
 
+// bfloat16 (issue 39): the matmul (float32 accumulation), and layer_norm and softmax,
+// computed in float32 inside and rounded once, as PyTorch's kernels.
+void BM_MatmulBf16(benchmark::State& state) {
+  const std::int64_t n = state.range(0);
+  Tensor a = rand({n, n}).to(kBFloat16), b = rand({n, n}).to(kBFloat16);
+  for (auto _ : state) benchmark::DoNotOptimize(a.matmul(b));
+}
+BENCHMARK(BM_MatmulBf16)->Arg(512);
+
+void BM_LayerNormBf16(benchmark::State& state) {
+  Tensor x = randn({1024, 768}).to(kBFloat16), w = ones({768}, kBFloat16), b = zeros({768}, kBFloat16);
+  for (auto _ : state) benchmark::DoNotOptimize(nn::functional::layer_norm(x, {768}, w, b));
+}
+BENCHMARK(BM_LayerNormBf16);
+
+void BM_SoftmaxBf16(benchmark::State& state) {
+  Tensor x = randn({1024, 1024}).to(kBFloat16);
+  for (auto _ : state) benchmark::DoNotOptimize(softmax(x, 1));
+}
+BENCHMARK(BM_SoftmaxBf16);
+
 // One training step of a 784-256-10 MLP on a batch of 256: forward, cross-entropy,
 // backward, SGD with momentum.
 void BM_MlpStep(benchmark::State& state) {

@@ -48,7 +48,14 @@ def torch_cases():
 
     step()
     torch_cases.allocations = torch_allocations(step)
+    bf = torch.bfloat16
+    a512h, b512h = a512.to(bf), b512.to(bf)
+    xh, wh, bh = torch.randn(1024, 768).to(bf), torch.ones(768, dtype=bf), torch.zeros(768, dtype=bf)
+    sh = torch.randn(1024, 1024).to(bf)
     return {
+        "BM_MatmulBf16/512": (lambda: a512h @ b512h, 20),
+        "BM_LayerNormBf16": (lambda: torch.nn.functional.layer_norm(xh, (768,), wh, bh), 50),
+        "BM_SoftmaxBf16": (lambda: torch.softmax(sh, 1), 50),
         "BM_Matmul/512": (lambda: a512 @ b512, 50),
         "BM_BroadcastAdd": (lambda: a + row, 300),
         "BM_Add": (lambda: a + c, 300),

@@ -300,6 +300,14 @@ TEST_CASE("nn layers on cuda equal the cpu's, forward and backward", "[gpu]") {
       "conv2d", {img, w, bias}, [](const Inputs& i) { return F::conv2d(i[0], i[1], i[2], 2, 1); }, 1e-4);
   same_on_gpu("max_pool2d", {img}, [](const Inputs& i) { return F::max_pool2d(i[0], 3, 2, 1); });
   same_on_gpu("avg_pool2d", {img}, [](const Inputs& i) { return F::avg_pool2d(i[0], 2); });
+  // The options' geometry in the kernels: dilation, groups, 'same' padding, partial windows.
+  const Tensor w2 = grad_leaf(randn({6, 1, 2, 3}));
+  same_on_gpu(
+      "conv2d same dilated grouped", {img, w2}, [](const Inputs& i) { return F::conv2d(i[0], i[1], Tensor(), 1, "same", 2, 3); },
+      1e-4);
+  same_on_gpu("max_pool2d ceil_mode", {img}, [](const Inputs& i) { return F::max_pool2d(i[0], 3, 2, 1, true); });
+  same_on_gpu("avg_pool2d ceil_mode without padding counted", {img},
+              [](const Inputs& i) { return F::avg_pool2d(i[0], 3, 2, 1, true, false); });
   same_on_gpu(
       "batch_norm", {img, ones({3}), zeros({3})},
       [](const Inputs& i) { return F::batch_norm(i[0], zeros({3}, i[0].device()), ones({3}, i[0].device()), i[1], i[2]); }, 1e-4);

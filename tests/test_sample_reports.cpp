@@ -242,8 +242,15 @@ TEST_CASE("gpt_tiny: attention keeps batch x heads x T x T per layer: twice the 
   CHECK(a256 >= a128 * 7 / 2);  // T^2: about 4x
   CHECK(a256 <= a128 * 9 / 2);
   INFO(sim(t256)["peak_allocated"].dump());
-  CHECK(at_line(sim(t256)["peak_allocated"]["by_site"][0]["site"], attention));  // the largest site at 256
-  CHECK(t128["findings"].empty());                                               // a correct transformer raises no alarm
+  // The largest site of the forward at 256. (The backward's gradients in flight are all
+  // sited at the one loss.backward() line, a sum over every layer, not a line of the model.)
+  const std::string backward = line_of("gpt_tiny.cpp", "loss.backward();");
+  for (const auto& site : sim(t256)["peak_allocated"]["by_site"])
+    if (!at_line(site["site"], backward)) {
+      CHECK(at_line(site["site"], attention));
+      break;
+    }
+  CHECK(t128["findings"].empty());  // a correct transformer raises no alarm
   CHECK(t256["findings"].empty());
   CHECK(t256["steps"] == 2);
 }

@@ -1,23 +1,26 @@
 #pragma once
-// What the ops call to autocast their inputs (see memlens/tensor/autocast.hpp).
+// What the ops call to autocast their inputs (see memlens/tensor/autocast.hpp). Which op
+// casts to what is written once, in autocast.cpp's table of PyTorch's lists; an op asks
+// for its own entry by PyTorch's name for it.
 #include <optional>
+#include <string_view>
+#include <tuple>
 
 #include "memlens/tensor/autocast.hpp"
 
 namespace memlens::autocast {
 
+// PyTorch's CUDA autocast lists: lower_precision_fp (the guard's 16-bit type) and fp32
+// (with fp32_set_opt_dtype: float32).
+enum class Policy : unsigned char { Lower, Float32 };
+// The list that names `op`; an Error for an op on no list (a call site naming it wrongly).
+Policy policy(std::string_view op);
+
 // A floating input in the guard's dtype (with autograd); a parameter's copy is made once
 // per outermost guard. Anything else unchanged.
 Tensor lower(const Tensor& t);
-inline bool is_16bit(const Tensor& t) { return t.defined() && (t.dtype() == kFloat16 || t.dtype() == kBFloat16); }
 // A 16-bit floating input in float32 (with autograd); anything else unchanged.
 Tensor to_float(const Tensor& t);
-
-class Suspend;
-// For the ops that need float32's range: op(x in float32) with autocasting off, when
-// autocast is on and x is 16-bit; nullopt otherwise (the op runs as it is).
-template <class Op>
-std::optional<Tensor> in_float32(const Tensor& x, Op&& op);
 
 // Autocasting off while an op that has cast its inputs runs (its inner ops run as they are).
 class Suspend {
@@ -31,12 +34,16 @@ class Suspend {
   bool prev_;
 };
 
-template <class Op>
-std::optional<Tensor> in_float32(const Tensor& x, Op&& op) {
-  if (!is_enabled() || !is_16bit(x)) return std::nullopt;
-  Tensor xf = to_float(x);
-  Suspend cast;
-  return op(xf);
+// Under autocast: f(the inputs cast as `op`'s list says; float64, integer and undefined
+// inputs as they are), run with autocasting suspended, as PyTorch's autocast kernels
+// call the op. nullopt when autocast is off: the op then runs as it is.
+template <class F, class... T>
+std::optional<Tensor> run(std::string_view op, F&& f, const T&... inputs) {
+  if (!is_enabled()) return std::nullopt;
+  const Policy p = policy(op);
+  std::tuple<T...> cast{(p == Policy::Lower ? lower(inputs) : to_float(inputs))...};
+  Suspend suspended;
+  return std::apply(f, cast);
 }
 
 }  // namespace memlens::autocast

@@ -7,7 +7,9 @@
 #include <algorithm>
 #include <limits>
 #include <optional>
+#include <string_view>
 #include <type_traits>
+#include <vector>
 
 #include "autocast.hpp"
 #include "memlens/tensor/autograd.hpp"
@@ -25,19 +27,43 @@ using detail::gpu;
 using detail::on_gpu;
 using detail::Window;
 
-Window window(const Tensor& x, std::int64_t kh, std::int64_t kw, std::int64_t stride, std::int64_t padding, const char* op) {
+// What a window pass asks for, before the input's size gives its geometry.
+struct WindowSpec {
+  std::int64_t kh, kw, stride = 1, padding = 0, dilation = 1;
+  bool same = false;       // padding='same': the output as large as the input
+  bool ceil_mode = false;  // a last partial window counts (pooling)
+};
+
+// Output length along one dim of `in` elements, `begin` zeros before and `total` in all,
+// a window spanning `span`: PyTorch's floor rule, or its ceiling rule, where a last
+// window must still start inside the input or the padding before it.
+std::int64_t out_length(std::int64_t in, std::int64_t begin, std::int64_t total, std::int64_t span, std::int64_t stride,
+                        bool ceil_mode) {
+  const std::int64_t room = in + total - span;
+  if (room < 0) return 0;
+  std::int64_t out = (ceil_mode ? room + stride - 1 : room) / stride + 1;
+  if (ceil_mode && (out - 1) * stride >= in + begin) --out;
+  return out;
+}
+
+Window window(const Tensor& x, const WindowSpec& s, const char* op) {
   if (x.dim() != 4)
     throw ShapeError(std::string("Expected 3D (unbatched) or 4D (batched) input to ") + op +
                      ", but got input of size: " + shape_str(x.sizes()));
   if (!x.is_floating_point()) throw TypeError(std::string(op) + " is not implemented for " + std::string(type_name(x.dtype())));
-  if (stride < 1 || padding < 0) throw ShapeError(std::string(op) + ": stride must be positive and padding non-negative");
-  Window g{x.size(0), x.size(1), x.size(2), x.size(3), kh, kw, stride, padding, 0, 0};
-  g.oh = (g.h + 2 * padding - kh) / stride + 1;
-  g.ow = (g.w + 2 * padding - kw) / stride + 1;
-  if (g.h + 2 * padding < kh || g.w + 2 * padding < kw || g.oh < 1 || g.ow < 1)
+  if (s.stride < 1 || s.padding < 0) throw ShapeError(std::string(op) + ": stride must be positive and padding non-negative");
+  if (s.dilation < 1) throw ShapeError(std::string(op) + ": dilation should be greater than zero");
+  const std::int64_t span_h = s.dilation * (s.kh - 1) + 1, span_w = s.dilation * (s.kw - 1) + 1;
+  // 'same' pads span - 1 in all, half before (rounded down) and the rest after, as PyTorch.
+  const std::int64_t total_h = s.same ? span_h - 1 : 2 * s.padding, total_w = s.same ? span_w - 1 : 2 * s.padding;
+  const std::int64_t ph = s.same ? total_h / 2 : s.padding, pw = s.same ? total_w / 2 : s.padding;
+  Window g{x.size(0), x.size(1), x.size(2), x.size(3), s.kh, s.kw, s.stride, ph, pw, s.dilation, 0, 0};
+  g.oh = out_length(g.h, g.ph, total_h, span_h, s.stride, s.ceil_mode);
+  g.ow = out_length(g.w, g.pw, total_w, span_w, s.stride, s.ceil_mode);
+  if (g.oh < 1 || g.ow < 1)
     throw ShapeError(std::string(op) + ": calculated output size: (" + std::to_string(g.c) + "x" +
-                     std::to_string((g.h + 2 * padding - kh) / stride + 1) + "x" +
-                     std::to_string((g.w + 2 * padding - kw) / stride + 1) + "). Output size is too small");
+                     std::to_string((g.h + total_h - span_h) / s.stride + 1) + "x" +
+                     std::to_string((g.w + total_w - span_w) / s.stride + 1) + "). Output size is too small");
   return g;
 }
 
@@ -47,9 +73,9 @@ void taps(const Window& g, F&& f) {
   for (std::int64_t i = 0; i < g.kh; ++i)
     for (std::int64_t j = 0; j < g.kw; ++j)
       for (std::int64_t oy = 0; oy < g.oh; ++oy) {
-        std::int64_t iy = oy * g.stride - g.padding + i;
+        std::int64_t iy = g.in_y(oy, i);
         for (std::int64_t ox = 0; ox < g.ow; ++ox) {
-          std::int64_t ix = ox * g.stride - g.padding + j;
+          std::int64_t ix = g.in_x(ox, j);
           bool inside = iy >= 0 && iy < g.h && ix >= 0 && ix < g.w;
           f(oy * g.ow + ox, i * g.kw + j, inside ? iy * g.w + ix : -1);
         }
@@ -112,45 +138,68 @@ std::optional<Tensor> as_unbatched(const Tensor& x, Op&& op) {
 
 }  // namespace
 
-Tensor conv2d(const Tensor& x, const Tensor& weight, const Tensor& bias, std::int64_t stride, std::int64_t padding) {
+Conv2dPadding::Conv2dPadding(std::string_view mode) : same(mode == "same") {
+  if (mode != "same" && mode != "valid") throw Error("Invalid padding string: '" + std::string(mode) + "'");
+}
+
+Tensor conv2d(const Tensor& x, const Tensor& weight, const Tensor& bias, std::int64_t stride, Conv2dPadding padding,
+              std::int64_t dilation, std::int64_t groups) {
   MEMLENS_API_ENTRY();
-  if (autocast::is_enabled()) {
-    Tensor xl = autocast::lower(x), wl = autocast::lower(weight), bl = autocast::lower(bias);
-    autocast::Suspend cast;
-    return conv2d(xl, wl, bl, stride, padding);
-  }
-  if (auto one = as_unbatched(x, [&](const Tensor& b) { return conv2d(b, weight, bias, stride, padding); })) return *one;
+  if (auto r = autocast::run(
+          "conv2d",
+          [&](const Tensor& xl, const Tensor& wl, const Tensor& bl) {
+            return conv2d(xl, wl, bl, stride, padding, dilation, groups);
+          },
+          x, weight, bias))
+    return *r;
+  if (auto one = as_unbatched(x, [&](const Tensor& b) { return conv2d(b, weight, bias, stride, padding, dilation, groups); }))
+    return *one;
   if (weight.dim() != 4)
-    throw ShapeError("conv2d: weight must be [out_channels, in_channels, kh, kw], got " + shape_str(weight.sizes()));
-  Window g = window(x, weight.size(2), weight.size(3), stride, padding, "conv2d");
-  if (x.size(1) != weight.size(1))
-    throw ShapeError("Given groups=1, weight of size " + shape_str(weight.sizes()) + ", expected input" + shape_str(x.sizes()) +
-                     " to have " + std::to_string(weight.size(1)) + " channels, but got " + std::to_string(x.size(1)) +
-                     " channels instead");
+    throw ShapeError("conv2d: weight must be [out_channels, in_channels / groups, kh, kw], got " + shape_str(weight.sizes()));
+  if (groups < 1) throw ShapeError("non-positive groups is not supported");
+  if (padding.same && stride != 1) throw Error("padding='same' is not supported for strided convolutions");
+  const Window g = window(x, {weight.size(2), weight.size(3), stride, padding.zeros, dilation, padding.same, false}, "conv2d");
+  const std::int64_t out_c = weight.size(0);
+  if (out_c % groups != 0)
+    throw ShapeError("Given groups=" + std::to_string(groups) + ", expected weight to be divisible by " + std::to_string(groups) +
+                     " at dimension 0, but got weight of size " + shape_str(weight.sizes()) + " instead");
+  if (x.size(1) != weight.size(1) * groups)
+    throw ShapeError("Given groups=" + std::to_string(groups) + ", weight of size " + shape_str(weight.sizes()) +
+                     ", expected input" + shape_str(x.sizes()) + " to have " + std::to_string(weight.size(1) * groups) +
+                     " channels, but got " + std::to_string(x.size(1)) + " channels instead");
   if (x.dtype() != weight.dtype()) throw TypeError("conv2d: input and weight must have the same dtype");
-  const std::int64_t out_c = weight.size(0), rows = g.c * g.kh * g.kw;
   if (bias.defined() && bias.sizes() != Shape{out_c}) throw ShapeError("conv2d: bias must be [" + std::to_string(out_c) + "]");
+  // Each group is a GEMM of its filters [out_c / groups, rows] with its own rows of the
+  // columns: weight [groups, out_c / groups, rows] against columns [N, groups, rows, L].
+  const std::int64_t rows = weight.size(1) * g.kh * g.kw, group_out = out_c / groups;
   Tensor out;
   {
     NoGradGuard no_grad;
-    Tensor cols = im2col(x, g);
-    out = detail::batched_matmul(weight.reshape({out_c, rows}), cols).view({g.n, out_c, g.oh, g.ow});
-    if (bias.defined()) out.add_(bias.view({1, out_c, 1, 1}));
+    Tensor cols = im2col(x, g).view({g.n, groups, rows, g.out_len()});
+    // 16-bit: the bias is added to the float32 sums, then rounded once (detail::rounded).
+    out = detail::batched_matmul(weight.reshape({groups, group_out, rows}), cols, {}, bias.defined())
+              .view({g.n, out_c, g.oh, g.ow});
+    if (bias.defined()) out = detail::rounded(out.add_(bias.view({1, out_c, 1, 1})), x.dtype());
   }
   std::vector<Tensor> inputs{x, weight};
   if (bias.defined()) inputs.push_back(bias);
-  autograd::record(
-      out, "ConvolutionBackward0", inputs,
-      [sx = SavedTensor(x), sw = SavedTensor(weight), g, rows, has_bias = bias.defined()](const Tensor& grad, const Node& n) {
-        Tensor xv = sx.unpack(n), wv = sw.unpack(n);
-        const std::int64_t out_c = wv.size(0);
-        Tensor gy = grad.reshape({g.n, out_c, g.out_len()});
-        Grads grads(has_bias ? 3 : 2);
-        if (n.needs_input_grad(0)) grads[0] = col2im(detail::batched_matmul(wv.reshape({out_c, rows}).t(), gy), g);
-        if (n.needs_input_grad(1)) grads[1] = detail::batched_matmul(gy, im2col(xv, g).transpose(1, 2)).sum({0}).view(wv.sizes());
-        if (has_bias && n.needs_input_grad(2)) grads[2] = grad.sum({0, 2, 3});
-        return grads;
-      });
+  autograd::record(out, "ConvolutionBackward0", inputs,
+                   [sx = SavedTensor(x), sw = SavedTensor(weight), g, rows, groups, group_out, has_bias = bias.defined()](
+                       const Tensor& grad, const Node& n) {
+                     Tensor xv = sx.unpack(n), wv = sw.unpack(n);
+                     Tensor gy = grad.reshape({g.n, groups, group_out, g.out_len()});
+                     Grads grads(has_bias ? 3 : 2);
+                     if (n.needs_input_grad(0))
+                       grads[0] = col2im(detail::batched_matmul(wv.reshape({groups, group_out, rows}).transpose(1, 2), gy)
+                                             .view({g.n, groups * rows, g.out_len()}),
+                                         g);
+                     if (n.needs_input_grad(1))
+                       grads[1] = detail::batched_matmul(gy, im2col(xv, g).view({g.n, groups, rows, g.out_len()}).transpose(2, 3))
+                                      .sum({0})
+                                      .view(wv.sizes());
+                     if (has_bias && n.needs_input_grad(2)) grads[2] = grad.sum({0, 2, 3});
+                     return grads;
+                   });
   return out;
 }
 
@@ -170,9 +219,10 @@ void for_each_plane(const Tensor& from, std::int64_t from_plane, const Tensor& t
 }
 
 // A pooling pass's window (stride 0: the kernel), checked as PyTorch checks it.
-Window pool_window(const Tensor& x, std::int64_t kernel, std::int64_t stride, std::int64_t padding, const char* op) {
+Window pool_window(const Tensor& x, std::int64_t kernel, std::int64_t stride, std::int64_t padding, bool ceil_mode,
+                   const char* op) {
   if (padding * 2 > kernel) throw ShapeError(std::string(op) + ": pad should be at most half of effective kernel size");
-  return window(x, kernel, kernel, stride == 0 ? kernel : stride, padding, op);
+  return window(x, {kernel, kernel, stride == 0 ? kernel : stride, padding, 1, false, ceil_mode}, op);
 }
 
 Tensor contiguous_input(const Tensor& x) {
@@ -185,10 +235,10 @@ Tensor zeros_like_input(const Window& g, const Tensor& like) {
 
 }  // namespace
 
-Tensor max_pool2d(const Tensor& x, std::int64_t kernel, std::int64_t stride, std::int64_t padding) {
+Tensor max_pool2d(const Tensor& x, std::int64_t kernel, std::int64_t stride, std::int64_t padding, bool ceil_mode) {
   MEMLENS_API_ENTRY();
-  if (auto one = as_unbatched(x, [&](const Tensor& b) { return max_pool2d(b, kernel, stride, padding); })) return *one;
-  const Window g = pool_window(x, kernel, stride, padding, "max_pool2d");
+  if (auto one = as_unbatched(x, [&](const Tensor& b) { return max_pool2d(b, kernel, stride, padding, ceil_mode); })) return *one;
+  const Window g = pool_window(x, kernel, stride, padding, ceil_mode, "max_pool2d");
   const std::int64_t len = g.out_len(), planes = g.n * g.c;
   detail::OpTrace trace;
   Tensor out = detail::make_tensor({g.n, g.c, g.oh, g.ow}, x.dtype(), x.device());
@@ -221,31 +271,42 @@ Tensor max_pool2d(const Tensor& x, std::int64_t kernel, std::int64_t stride, std
   return out;
 }
 
-Tensor avg_pool2d(const Tensor& x, std::int64_t kernel, std::int64_t stride, std::int64_t padding) {
+Tensor avg_pool2d(const Tensor& x, std::int64_t kernel, std::int64_t stride, std::int64_t padding, bool ceil_mode,
+                  bool count_include_pad) {
   MEMLENS_API_ENTRY();
-  if (auto one = as_unbatched(x, [&](const Tensor& b) { return avg_pool2d(b, kernel, stride, padding); })) return *one;
-  const Window g = pool_window(x, kernel, stride, padding, "avg_pool2d");
+  if (auto one =
+          as_unbatched(x, [&](const Tensor& b) { return avg_pool2d(b, kernel, stride, padding, ceil_mode, count_include_pad); }))
+    return *one;
+  const Window g = pool_window(x, kernel, stride, padding, ceil_mode, "avg_pool2d");
   detail::OpTrace trace;
   Tensor out = zeros({g.n, g.c, g.oh, g.ow}, TensorOptions().dtype(x.dtype()).device(x.device()));
-  // The mean of each window, padding counted (PyTorch's count_include_pad=True).
-  const double share = 1.0 / static_cast<double>(g.kh * g.kw);
-  if (on_gpu(out)) gpu().avg_pool(out, contiguous_input(x), g, share);
+  // Each window's divisor, by output position (the same in every plane).
+  auto divisor = [g, count_include_pad](std::int64_t k) {
+    return static_cast<double>(detail::avg_pool_divisor(g, k / g.ow, k % g.ow, count_include_pad));
+  };
+  if (on_gpu(out)) gpu().avg_pool(out, contiguous_input(x), g, count_include_pad);
   else
     for_each_plane(contiguous_input(x), g.h * g.w, out, g.out_len(), g.n * g.c, [&](std::int64_t, const auto* src, auto* dst) {
+      using T = std::remove_reference_t<decltype(*dst)>;
+      // Summed in the compute type, then divided, as PyTorch's kernel.
+      using Sum = std::conditional_t<std::is_same_v<T, double>, double, float>;  // 16-bit types sum in float
+      std::vector<Sum> sums(static_cast<std::size_t>(g.out_len()));
       taps(g, [&](std::int64_t k, std::int64_t, std::int64_t at) {
-        if (at >= 0) dst[k] += static_cast<std::remove_reference_t<decltype(*dst)>>(src[at] * share);
+        if (at >= 0) sums[static_cast<std::size_t>(k)] += src[at];
       });
+      for (std::int64_t k = 0; k < g.out_len(); ++k) dst[k] = static_cast<T>(sums[static_cast<std::size_t>(k)] / divisor(k));
     });
   trace.done("avg_pool2d", {&x}, out);
-  autograd::record(out, "AvgPool2DBackward0", {x}, [g, share](const Tensor& grad, const Node&) {
+  autograd::record(out, "AvgPool2DBackward0", {x}, [g, count_include_pad, divisor](const Tensor& grad, const Node&) {
     Tensor gx = zeros_like_input(g, grad);
     if (on_gpu(gx)) {
-      gpu().avg_pool_backward(gx, grad.contiguous(), g, share);
+      gpu().avg_pool_backward(gx, grad.contiguous(), g, count_include_pad);
       return Grads{gx};
     }
     for_each_plane(grad.contiguous(), g.out_len(), gx, g.h * g.w, g.n * g.c, [&](std::int64_t, const auto* src, auto* dst) {
+      using T = std::remove_reference_t<decltype(*dst)>;
       taps(g, [&](std::int64_t k, std::int64_t, std::int64_t at) {
-        if (at >= 0) dst[at] += static_cast<std::remove_reference_t<decltype(*dst)>>(src[k] * share);
+        if (at >= 0) dst[at] += static_cast<T>(src[k] / divisor(k));
       });
     });
     return Grads{gx};

@@ -31,4 +31,11 @@ ScalarType promote_types(ScalarType a, ScalarType b) {
   return rank(a) >= rank(b) ? a : b;
 }
 
+bool can_cast(ScalarType from, ScalarType to) {
+  if (is_floating_point(from) && !is_floating_point(to)) return false;
+  return to != kBool || from == kBool;
+}
+
+ScalarType opmath_type(ScalarType t) { return t == kFloat16 || t == kBFloat16 ? kFloat32 : t; }
+
 }  // namespace memlens

@@ -3,6 +3,7 @@
 #include <cmath>
 #include <numbers>
 
+#include "autocast.hpp"
 #include "tensor_internal.hpp"
 
 namespace memlens {
@@ -98,6 +99,13 @@ Tensor cast(const Tensor& t, ScalarType dtype) {
   emit_copy(t, out, instrument::CopyReason::Cast);
   return out;
 }
+
+Tensor working_cast(const Tensor& t, ScalarType dtype) {
+  if (t.dtype() == dtype) return t;
+  Tensor out = make_tensor(t.sizes(), dtype, t.device());
+  copy_into(out, t);
+  return out;
+}
 }  // namespace detail
 
 // ---- arithmetic
@@ -153,6 +161,9 @@ Tensor Tensor::div(const Tensor& o) const {
 
 Tensor Tensor::pow(const Tensor& e) const {
   MEMLENS_API_ENTRY();
+  if (auto r = autocast::run(
+          "pow", [](const Tensor& x, const Tensor& y) { return x.pow(y); }, *this, e))
+    return *r;
   Tensor out = binary_kernel(*this, e, result_type(*this, e), "pow", fn::Pow{});
   autograd::record(out, "PowBackward1", {*this, e},
                    [a = SavedTensor(*this), ex = SavedTensor(e), r = SavedTensor(out, true), sa = sizes(), se = e.sizes()](
@@ -193,6 +204,9 @@ Tensor Tensor::div(Scalar o) const {
 
 Tensor Tensor::pow(Scalar e) const {
   MEMLENS_API_ENTRY();
+  if (auto r = autocast::run(
+          "pow", [&](const Tensor& x) { return x.pow(e); }, *this))
+    return *r;
   if (!memlens::is_floating_point(dtype()) && dtype() != kBool && e.is_integral() && e.to_double() < 0)
     throw Error("Integers to negative integer powers are not allowed.");
   Tensor out = scalar_kernel(*this, "pow", e, result_type(*this, e), fn::Pow{});
@@ -233,6 +247,9 @@ Tensor Tensor::neg() const {
 
 Tensor Tensor::exp() const {
   MEMLENS_API_ENTRY();
+  if (auto r = autocast::run(
+          "exp", [](const Tensor& x) { return x.exp(); }, *this))
+    return *r;
   Tensor out = unary_kernel(*this, "exp", floating(dtype()), fn::Exp{});
   autograd::record(out, "ExpBackward0", {*this},
                    [r = SavedTensor(out, true)](const Tensor& g, const Node& n) { return Grads{g * r.unpack(n)}; });
@@ -241,6 +258,9 @@ Tensor Tensor::exp() const {
 
 Tensor Tensor::log() const {
   MEMLENS_API_ENTRY();
+  if (auto r = autocast::run(
+          "log", [](const Tensor& x) { return x.log(); }, *this))
+    return *r;
   Tensor out = unary_kernel(*this, "log", floating(dtype()), fn::Log{});
   autograd::record(out, "LogBackward0", {*this},
                    [a = SavedTensor(*this)](const Tensor& g, const Node& n) { return Grads{g / a.unpack(n)}; });
@@ -497,12 +517,20 @@ template <class F>
 void raw_binary(Tensor& self, const Tensor& other, const char* op, F f) {
   check_same_device(self, other, op);
   ScalarType rt = promote_types(self.dtype(), other.dtype());
-  if (rt != self.dtype())
+  if (!can_cast(rt, self.dtype()))
     throw TypeError(std::string("result type ") + std::string(type_name(rt)) + " can't be cast to the desired output type " +
                     std::string(type_name(self.dtype())) + " in " + op);
   Shape shape = broadcast_shapes(self.sizes(), other.sizes());
   if (shape != self.sizes())
     throw ShapeError("output with shape " + shape_str(self.sizes()) + " doesn't match the broadcast shape " + shape_str(shape));
+  if (rt != self.dtype()) {
+    // A wider operand (a float32 update into bf16 weights): computed in the wider type and
+    // rounded once into self, as PyTorch.
+    Tensor wide = working_cast(self, rt);
+    raw_binary(wide, other, op, f);
+    copy_into(self, wide);
+    return;
+  }
   Tensor y = expand_alias(cast(other, self.dtype()), shape);
   if (on_gpu(self)) return gpu().binary(F::id, fn::params_of(f), self, self, y);
   dispatch(self.dtype(), [&](auto tag) {

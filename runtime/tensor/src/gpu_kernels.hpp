@@ -96,7 +96,8 @@ class GpuKernels {
   virtual void set_generator_state(const std::string& state) = 0;
 
   // ---- linear algebra (linalg.cpp): out (rows of unit stride, `ldo` apart) = a @ b,
-  // `batch` times, each operand advancing by its batch stride (0: the same matrix).
+  // `batch` times, each operand advancing by its batch stride (0: the same matrix). out
+  // has a's dtype, or float32 for 16-bit operands (their sum kept unrounded).
   virtual void gemm(const Tensor& out, std::int64_t ldo, const GemmOperand& a, const GemmOperand& b, std::int64_t n,
                     std::int64_t k, std::int64_t p, std::int64_t batch, std::int64_t out_batch_stride,
                     std::int64_t a_batch_stride, std::int64_t b_batch_stride) = 0;
@@ -106,8 +107,8 @@ class GpuKernels {
   virtual void col2im(const Tensor& x, const Tensor& cols, const Window& g) = 0;
   virtual void max_pool(const Tensor& out, const Tensor& indices, const Tensor& x, const Window& g) = 0;
   virtual void max_pool_backward(const Tensor& gx, const Tensor& grad, const Tensor& indices, const Window& g) = 0;
-  virtual void avg_pool(const Tensor& out, const Tensor& x, const Window& g, double share) = 0;
-  virtual void avg_pool_backward(const Tensor& gx, const Tensor& grad, const Window& g, double share) = 0;
+  virtual void avg_pool(const Tensor& out, const Tensor& x, const Window& g, bool count_padding) = 0;
+  virtual void avg_pool_backward(const Tensor& gx, const Tensor& grad, const Window& g, bool count_padding) = 0;
 };
 
 // Whether t's memory is on a GPU.

@@ -217,23 +217,28 @@ Tensor Tensor::index_select(std::int64_t d, const Tensor& index) const {
   emit_copy(*this, out, instrument::CopyReason::Index);
   trace.done("index_select", {this, &index}, out);
   autograd::record(out, "IndexSelectBackward0", {*this}, [in = sizes(), d, idx](const Tensor& g, const Node&) {
-    Tensor gi = zeros(in, TensorOptions(g.dtype()).device(g.device()));
-    if (on_gpu(gi) && gi.dim() > 0) {
-      gpu().put(without_dim(gi, d), idx, gi.stride(d), gi.storage_offset(), dim_first(g, d), 1, true);
-      return Grads{gi};
-    }
-    if (on_gpu(gi)) {  // a 0-dim tensor selected idx.numel() times
-      for (std::int64_t k = 0; k < idx.numel(); ++k) accumulate_into(gi, g);
-      return Grads{gi};
-    }
-    const auto* p = static_cast<const std::int64_t*>(idx.raw_data());
-    for (std::int64_t k = 0; k < idx.numel(); ++k) {
-      accumulate_into(gi.dim() == 0 ? gi : slice_alias(gi, d, p[k]), g.dim() == 0 ? g : slice_alias(g, d, k));
-    }
-    return Grads{gi};
+    return Grads{detail::index_select_backward(in, d, idx, g)};
   });
   return out;
 }
+
+namespace detail {
+Tensor index_select_backward(const Shape& shape, std::int64_t d, const Tensor& idx, const Tensor& grad) {
+  Tensor gi = zeros(shape, TensorOptions(grad.dtype()).device(grad.device()));
+  if (on_gpu(gi) && gi.dim() > 0) {
+    gpu().put(without_dim(gi, d), idx, gi.stride(d), gi.storage_offset(), dim_first(grad, d), 1, true);
+    return gi;
+  }
+  if (on_gpu(gi)) {  // a 0-dim tensor selected idx.numel() times
+    for (std::int64_t k = 0; k < idx.numel(); ++k) accumulate_into(gi, grad);
+    return gi;
+  }
+  const auto* p = static_cast<const std::int64_t*>(idx.raw_data());
+  for (std::int64_t k = 0; k < idx.numel(); ++k)
+    accumulate_into(gi.dim() == 0 ? gi : slice_alias(gi, d, p[k]), grad.dim() == 0 ? grad : slice_alias(grad, d, k));
+  return gi;
+}
+}  // namespace detail
 
 namespace {
 

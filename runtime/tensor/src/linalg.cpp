@@ -46,16 +46,13 @@ void gemm_into(const Tensor& out, const Tensor& a, const Tensor& b) {
     return;
   }
   if (a.dtype() == kFloat16 || a.dtype() == kBFloat16) {
-    // BLAS has no 16-bit GEMM: float32 operands and accumulation, the result rounded
-    // back, as PyTorch's CPU kernels compute them. The float32 operands are the GEMM's
-    // own packing workspace, not copies the program made: no copy event.
-    auto workspace = [](const Tensor& t) {
-      Tensor w = make_tensor(t.sizes(), kFloat32, t.device());
-      copy_into(w, t);
-      return w;
-    };
+    // BLAS has no 16-bit GEMM (Debian's OpenBLAS is built without its bfloat16 one):
+    // float32 operands and accumulation (the GEMM's own packing workspace), the result
+    // rounded once into a 16-bit `out` or kept in a float32 one (an op that adds to it
+    // before rounding), as PyTorch's CPU kernels compute them.
+    if (out.dtype() == kFloat32) return gemm_into(out, opmath(a), opmath(b));
     Tensor result = make_tensor({n, p}, kFloat32, out.device());
-    gemm_into(result, workspace(a), workspace(b));
+    gemm_into(result, opmath(a), opmath(b));
     copy_into(out, result);
     return;
   }
@@ -86,6 +83,11 @@ void gemm_into(const Tensor& out, const Tensor& a, const Tensor& b) {
   });
 }
 
+ShapeError product_shapes_error(std::int64_t n, std::int64_t k, std::int64_t k2, std::int64_t p) {
+  return ShapeError("mat1 and mat2 shapes cannot be multiplied (" + std::to_string(n) + "x" + std::to_string(k) + " and " +
+                    std::to_string(k2) + "x" + std::to_string(p) + ")");
+}
+
 void check_matmul_types(const Tensor& a, const Tensor& b, const char* op) {
   check_same_device(a, b, op);
   if (a.dtype() != b.dtype())
@@ -98,17 +100,13 @@ void check_matmul_types(const Tensor& a, const Tensor& b, const char* op) {
 
 Tensor Tensor::mm(const Tensor& o) const {
   MEMLENS_API_ENTRY();
-  if (autocast::is_enabled()) {
-    Tensor a = autocast::lower(*this), b = autocast::lower(o);
-    autocast::Suspend cast;
-    return a.mm(b);
-  }
+  if (auto r = autocast::run(
+          "mm", [](const Tensor& a, const Tensor& b) { return a.mm(b); }, *this, o))
+    return *r;
   check_matmul_types(*this, o, "mm");
   if (dim() != 2) throw ShapeError("self must be a matrix");
   if (o.dim() != 2) throw ShapeError("mat2 must be a matrix");
-  if (size(1) != o.size(0))
-    throw ShapeError("mat1 and mat2 shapes cannot be multiplied (" + std::to_string(size(0)) + "x" + std::to_string(size(1)) +
-                     " and " + std::to_string(o.size(0)) + "x" + std::to_string(o.size(1)) + ")");
+  if (size(1) != o.size(0)) throw product_shapes_error(size(0), size(1), o.size(0), o.size(1));
   OpTrace trace;
   Tensor out = make_tensor({size(0), o.size(1)}, dtype(), device());
   gemm_into(out, *this, o);
@@ -122,11 +120,9 @@ Tensor Tensor::mm(const Tensor& o) const {
 
 Tensor Tensor::bmm(const Tensor& o) const {
   MEMLENS_API_ENTRY();
-  if (autocast::is_enabled()) {
-    Tensor a = autocast::lower(*this), b = autocast::lower(o);
-    autocast::Suspend cast;
-    return a.bmm(b);
-  }
+  if (auto r = autocast::run(
+          "bmm", [](const Tensor& a, const Tensor& b) { return a.bmm(b); }, *this, o))
+    return *r;
   check_matmul_types(*this, o, "bmm");
   if (dim() != 3) throw ShapeError("batch1 must be a 3D tensor");
   if (o.dim() != 3) throw ShapeError("batch2 must be a 3D tensor");
@@ -156,11 +152,9 @@ Tensor Tensor::bmm(const Tensor& o) const {
 // views so autograd follows without code of its own.
 Tensor Tensor::matmul(const Tensor& o) const {
   MEMLENS_API_ENTRY();
-  if (autocast::is_enabled()) {
-    Tensor a = autocast::lower(*this), b = autocast::lower(o);
-    autocast::Suspend cast;
-    return a.matmul(b);
-  }
+  if (auto r = autocast::run(
+          "matmul", [](const Tensor& a, const Tensor& b) { return a.matmul(b); }, *this, o))
+    return *r;
   check_matmul_types(*this, o, "matmul");
   std::int64_t da = dim(), db = o.dim();
   if (da == 0 || db == 0)
@@ -209,11 +203,9 @@ void record_matmul(Tensor& out, const Tensor& a, const Tensor& b) {
 
 namespace detail {
 
-Tensor batched_matmul(const Tensor& a, const Tensor& b, const Shape& memory_order) {
+Tensor batched_matmul(const Tensor& a, const Tensor& b, const Shape& memory_order, bool unrounded) {
   std::int64_t n = a.size(-2), k = a.size(-1), k2 = b.size(-2), p = b.size(-1);
-  if (k != k2)
-    throw ShapeError("mat1 and mat2 shapes cannot be multiplied (" + std::to_string(n) + "x" + std::to_string(k) + " and " +
-                     std::to_string(k2) + "x" + std::to_string(p) + ")");
+  if (k != k2) throw product_shapes_error(n, k, k2, p);
   Shape batch = broadcast_shapes(Shape(a.sizes().begin(), a.sizes().end() - 2), Shape(b.sizes().begin(), b.sizes().end() - 2));
   Shape shape = batch, ea = batch, eb = batch;
   shape.insert(shape.end(), {n, p});
@@ -221,15 +213,16 @@ Tensor batched_matmul(const Tensor& a, const Tensor& b, const Shape& memory_orde
   eb.insert(eb.end(), {k, p});
   OpTrace trace;
   Tensor out;
+  const ScalarType out_type = unrounded ? opmath_type(a.dtype()) : a.dtype();
   if (memory_order.empty()) {
-    out = make_tensor(shape, a.dtype(), a.device());
+    out = make_tensor(shape, out_type, a.device());
   } else {
     // Allocate in memory order, then present the dims in their logical order.
     if (memory_order.size() != shape.size() || memory_order.back() != static_cast<std::int64_t>(shape.size()) - 1)
       throw Error("batched_matmul: the memory order must permute every dim and keep the last one last");
     Shape in_memory(shape.size()), strides(shape.size());
     for (std::size_t i = 0; i < shape.size(); ++i) in_memory[i] = shape[static_cast<std::size_t>(memory_order[i])];
-    Tensor m = make_tensor(in_memory, a.dtype(), a.device());
+    Tensor m = make_tensor(in_memory, out_type, a.device());
     for (std::size_t i = 0; i < shape.size(); ++i)
       strides[static_cast<std::size_t>(memory_order[i])] = m.stride(static_cast<std::int64_t>(i));
     out = as_strided_alias(m, shape, strides, 0);
@@ -290,18 +283,67 @@ Tensor Tensor::mv(const Tensor& v) const {
   return matmul(v);
 }
 
+namespace {
+
+// beta * input + alpha * (m1 @ m2), batched or not, as one op: the product's float32 sum
+// (16-bit operands) is scaled and added to before it is rounded once, as PyTorch's
+// addmm and baddbmm compute it; with beta 0 the input is not read (NaN in it stays out).
+Tensor add_product(const Tensor& input, const Tensor& m1, const Tensor& m2, Scalar beta, Scalar alpha, bool batched) {
+  const char* op = batched ? "baddbmm" : "addmm";
+  if (auto r = autocast::run(
+          op, [&](const Tensor& in, const Tensor& a, const Tensor& b) { return add_product(in, a, b, beta, alpha, batched); },
+          input, m1, m2))
+    return *r;
+  check_matmul_types(m1, m2, op);
+  check_same_device(input, m1, op);
+  const std::int64_t rank = batched ? 3 : 2;
+  if (m1.dim() != rank || m2.dim() != rank)
+    throw ShapeError(std::string(op) + ": expected " + std::to_string(rank) + "-D operands, got " + shape_str(m1.sizes()) +
+                     " and " + shape_str(m2.sizes()));
+  if (input.dtype() != m1.dtype())
+    throw TypeError(std::string(op) + ": self and mat1 must have the same dtype, but got " +
+                    std::string(type_name(input.dtype())) + " and " + std::string(type_name(m1.dtype())));
+  const double b = beta.to_double(), al = alpha.to_double();
+  Tensor out;
+  {
+    NoGradGuard no_grad;
+    OpTrace trace;
+    Tensor sum = batched ? detail::batched_matmul(m1, m2, {}, true) : Tensor();
+    if (!batched) {
+      if (m1.size(1) != m2.size(0)) throw product_shapes_error(m1.size(0), m1.size(1), m2.size(0), m2.size(1));
+      sum = make_tensor({m1.size(0), m2.size(1)}, opmath_type(m1.dtype()), m1.device());
+      gemm_into(sum, m1, m2);
+    }
+    const Shape shape = broadcast_shapes(input.sizes(), sum.sizes());
+    if (shape != sum.sizes())
+      throw ShapeError(std::string(op) + ": the input " + shape_str(input.sizes()) + " does not broadcast to the product's " +
+                       shape_str(sum.sizes()));
+    if (al != 1) sum.mul_(alpha);
+    if (b != 0) sum.add_(input, beta);
+    out = rounded(sum, m1.dtype());
+    trace.done(op, {&input, &m1, &m2}, out);
+  }
+  autograd::record(out, batched ? "BaddbmmBackward0" : "AddmmBackward0", {input, m1, m2},
+                   [sa = SavedTensor(m1), sb = SavedTensor(m2), in = input.sizes(), b, al](const Tensor& g, const Node& n) {
+                     Tensor av = sa.unpack(n), bv = sb.unpack(n);
+                     auto scaled = [](Tensor t, double k) { return k == 1 ? t : t * k; };
+                     return Grads{n.needs_input_grad(0) ? autograd::sum_to(scaled(g, b), in) : Tensor(),
+                                  n.needs_input_grad(1) ? scaled(g.matmul(bv.transpose(-2, -1)), al) : Tensor(),
+                                  n.needs_input_grad(2) ? scaled(av.transpose(-2, -1).matmul(g), al) : Tensor()};
+                   });
+  return out;
+}
+
+}  // namespace
+
 Tensor addmm(const Tensor& input, const Tensor& m1, const Tensor& m2, Scalar beta, Scalar alpha) {
   MEMLENS_API_ENTRY();
-  Tensor product = alpha.to_double() == 1 ? m1.mm(m2) : m1.mm(m2) * alpha;
-  if (beta.to_double() == 0) return product;
-  return (beta.to_double() == 1 ? input : input * beta) + product;
+  return add_product(input, m1, m2, beta, alpha, false);
 }
 
 Tensor baddbmm(const Tensor& input, const Tensor& b1, const Tensor& b2, Scalar beta, Scalar alpha) {
   MEMLENS_API_ENTRY();
-  Tensor product = alpha.to_double() == 1 ? b1.bmm(b2) : b1.bmm(b2) * alpha;
-  if (beta.to_double() == 0) return product;
-  return (beta.to_double() == 1 ? input : input * beta) + product;
+  return add_product(input, b1, b2, beta, alpha, true);
 }
 
 Tensor matmul(const Tensor& a, const Tensor& b) {

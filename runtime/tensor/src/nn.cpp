@@ -129,18 +129,23 @@ Tensor Dropout::forward(const Tensor& x) {
   return functional::dropout(x, p_, is_training());
 }
 
-Embedding::Embedding(std::int64_t num_embeddings, std::int64_t dim) : Module(Library{}) {
+Embedding::Embedding(std::int64_t num_embeddings, std::int64_t dim, std::optional<std::int64_t> padding_idx)
+    : Module(Library{}), padding_idx_(padding_idx) {
   if (num_embeddings < 1 || dim < 1) throw ShapeError("Embedding: num_embeddings and dim must be positive");
+  if (padding_idx && (*padding_idx >= num_embeddings || *padding_idx < -num_embeddings))
+    throw ShapeError("Padding_idx must be within num_embeddings");
+  if (padding_idx && *padding_idx < 0) padding_idx_ = *padding_idx + num_embeddings;
   {
     NoGradGuard guard;
     weight = randn({num_embeddings, dim});
+    if (padding_idx_) weight.select(0, *padding_idx_).zero_();
   }
   register_parameter("weight", weight);
 }
 
 Tensor Embedding::forward(const Tensor& indices) {
   MEMLENS_API_ENTRY();
-  return functional::embedding(indices, weight);
+  return functional::embedding(indices, weight, padding_idx_);
 }
 
 LayerNorm::LayerNorm(Shape normalized_shape, double eps, bool elementwise_affine)
@@ -161,32 +166,38 @@ Tensor LayerNorm::forward(const Tensor& x) {
   return functional::layer_norm(x, shape_, weight, bias, eps_);
 }
 
-Conv2d::Conv2d(std::int64_t in, std::int64_t out, std::int64_t kernel, std::int64_t stride, std::int64_t padding, bool with_bias)
-    : Module(Library{}), stride_(stride), padding_(padding) {
+Conv2d::Conv2d(std::int64_t in, std::int64_t out, std::int64_t kernel, const Conv2dOptions& options)
+    : Module(Library{}), options_(options) {
   if (in < 1 || out < 1 || kernel < 1) throw ShapeError("Conv2d: channels and kernel size must be positive");
-  double bound = 1.0 / std::sqrt(static_cast<double>(in * kernel * kernel));
+  if (options.groups < 1 || in % options.groups != 0 || out % options.groups != 0)
+    throw ShapeError("Conv2d: in_channels and out_channels must be divisible by groups");
+  const std::int64_t group_in = in / options.groups;
+  double bound = 1.0 / std::sqrt(static_cast<double>(group_in * kernel * kernel));
   {
     NoGradGuard guard;
-    weight = rand({out, in, kernel, kernel}) * (2 * bound) - bound;
-    if (with_bias) bias = rand({out}) * (2 * bound) - bound;
+    weight = rand({out, group_in, kernel, kernel}) * (2 * bound) - bound;
+    if (options.bias) bias = rand({out}) * (2 * bound) - bound;
   }
   register_parameter("weight", weight);
-  if (with_bias) register_parameter("bias", bias);
+  if (options.bias) register_parameter("bias", bias);
 }
+
+Conv2d::Conv2d(std::int64_t in, std::int64_t out, std::int64_t kernel, std::int64_t stride, std::int64_t padding, bool with_bias)
+    : Conv2d(in, out, kernel, Conv2dOptions{.stride = stride, .padding = padding, .bias = with_bias}) {}
 
 Tensor Conv2d::forward(const Tensor& x) {
   MEMLENS_API_ENTRY();
-  return functional::conv2d(x, weight, bias, stride_, padding_);
+  return functional::conv2d(x, weight, bias, options_.stride, options_.padding, options_.dilation, options_.groups);
 }
 
 Tensor MaxPool2d::forward(const Tensor& x) {
   MEMLENS_API_ENTRY();
-  return functional::max_pool2d(x, kernel_, stride_, padding_);
+  return functional::max_pool2d(x, kernel_, stride_, padding_, ceil_mode_);
 }
 
 Tensor AvgPool2d::forward(const Tensor& x) {
   MEMLENS_API_ENTRY();
-  return functional::avg_pool2d(x, kernel_, stride_, padding_);
+  return functional::avg_pool2d(x, kernel_, stride_, padding_, ceil_mode_, count_include_pad_);
 }
 
 BatchNorm2d::BatchNorm2d(std::int64_t channels, double eps, double momentum) : Module(Library{}), eps_(eps), momentum_(momentum) {
@@ -362,11 +373,25 @@ Tensor class_loss(const Tensor& logp, const Tensor& target, const std::string& l
 Tensor NLLLoss::operator()(const Tensor& log_probs, const Tensor& target) const {
   MEMLENS_API_ENTRY();
   if (options_.label_smoothing != 0) throw Error("NLLLoss: label_smoothing is cross-entropy's option");
+  if (auto r = autocast::run(
+          "nll_loss",
+          [&](const Tensor& lp, const Tensor& t, const Tensor& w) {
+            ClassLossOptions o = options_;
+            o.weight = w;
+            return class_loss(lp, t, "NLLLoss", o);
+          },
+          log_probs, target, options_.weight))
+    return *r;
   return class_loss(log_probs, target, "NLLLoss", options_);
 }
 
 Tensor BCEWithLogitsLoss::operator()(const Tensor& logits, const Tensor& target) const {
   MEMLENS_API_ENTRY();
+  if (auto r = autocast::run(
+          "binary_cross_entropy_with_logits",
+          [](const Tensor& x, const Tensor& y, const Tensor& w) { return BCEWithLogitsLoss(w)(x, y); }, logits, target,
+          pos_weight_))
+    return *r;
   if (logits.sizes() != target.sizes())
     throw ValueError("Target size (" + shape_str(target.sizes()) + ") must be the same as input size (" +
                      shape_str(logits.sizes()) + ")");
@@ -397,11 +422,9 @@ Tensor BCEWithLogitsLoss::operator()(const Tensor& logits, const Tensor& target)
 
 Tensor MSELoss::operator()(const Tensor& input, const Tensor& target) const {
   MEMLENS_API_ENTRY();
-  if (autocast::is_enabled()) {  // a loss runs in float32
-    Tensor in = autocast::to_float(input), t = autocast::to_float(target);
-    autocast::Suspend cast;
-    return (*this)(in, t);
-  }
+  if (auto r = autocast::run(
+          "mse_loss", [&](const Tensor& in, const Tensor& t) { return (*this)(in, t); }, input, target))
+    return *r;
   if (input.sizes() != target.sizes())
     throw ShapeError("MSELoss: input size " + shape_str(input.sizes()) + " and target size " + shape_str(target.sizes()) +
                      " differ; broadcasting them would compare every pair");

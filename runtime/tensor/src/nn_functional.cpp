@@ -10,6 +10,7 @@
 
 #include "autocast.hpp"
 #include "memlens/tensor/autograd.hpp"
+#include "row_kernels.hpp"
 #include "tensor_internal.hpp"
 
 namespace memlens::nn::functional {
@@ -17,6 +18,8 @@ namespace memlens::nn::functional {
 using autograd::Node;
 using autograd::SavedTensor;
 using Grads = std::vector<Tensor>;
+using detail::opmath;
+using detail::rounded;
 
 namespace {
 Shape last_dims(std::size_t k) {
@@ -82,9 +85,20 @@ Tensor dropout(const Tensor& x, double p, bool training) {
   return out;
 }
 
+namespace {
+// The type PyTorch keeps a norm's saved statistics in: the input's, or float32 where a
+// 16-bit input meets float32 parameters (its "mixed type").
+ScalarType statistics_type(const Tensor& x, const Tensor& weight) {
+  return weight.defined() && weight.dtype() == kFloat32 && opmath_type(x.dtype()) == kFloat32 ? kFloat32 : x.dtype();
+}
+}  // namespace
+
 Tensor layer_norm(const Tensor& x, const Shape& normalized_shape, const Tensor& weight, const Tensor& bias, double eps) {
   MEMLENS_API_ENTRY();
-  if (auto r = autocast::in_float32(x, [&](const Tensor& xf) { return layer_norm(xf, normalized_shape, weight, bias, eps); }))
+  if (auto r = autocast::run(
+          "layer_norm",
+          [&](const Tensor& xf, const Tensor& wf, const Tensor& bf) { return layer_norm(xf, normalized_shape, wf, bf, eps); }, x,
+          weight, bias))
     return *r;
   const std::size_t k = normalized_shape.size();
   const Shape& s = x.sizes();
@@ -101,36 +115,60 @@ Tensor layer_norm(const Tensor& x, const Shape& normalized_shape, const Tensor& 
       throw ShapeError("layer_norm: weight and bias must have the shape " + shape_str(normalized_shape) + ", got " +
                        shape_str(t->sizes()));
   const Shape dims = last_dims(k);
+  // Computed in float32 for 16-bit inputs and rounded once (detail::opmath); the
+  // statistics kept for backward in PyTorch's type for them.
+  const ScalarType stats = statistics_type(x, weight);
   Tensor mean, rstd, out;
   {
     NoGradGuard no_grad;
-    mean = x.mean(dims, true);
-    Tensor centred = x - mean;
-    rstd = ((centred * centred).mean(dims, true) + eps).pow(-0.5);
-    out = centred * rstd;
-    if (weight.defined()) out = out * weight;
-    if (bias.defined()) out = out + bias;
+    Tensor m, r;
+    if (detail::host_rows(x)) {  // one fused loop (row_kernels.hpp), as PyTorch's kernel
+      detail::OpTrace trace;
+      Shape kept = s;
+      for (std::size_t i = s.size() - k; i < s.size(); ++i) kept[i] = 1;
+      const ScalarType compute = opmath_type(x.dtype());
+      auto param = [&](const Tensor& t) { return t.defined() ? detail::working_cast(t.contiguous(), compute) : t; };
+      out = detail::make_tensor(s, x.dtype(), x.device());
+      m = detail::make_tensor(kept, compute, x.device());
+      r = detail::make_tensor(kept, compute, x.device());
+      detail::layer_norm_rows(out, m, r, x, param(weight), param(bias), detail::numel_of(normalized_shape), eps);
+      if (weight.defined() && bias.defined()) trace.done("layer_norm", {&x, &weight, &bias}, out);
+      else trace.done("layer_norm", {&x}, out);
+    } else {
+      Tensor xf = opmath(x);
+      m = xf.mean(dims, true);
+      Tensor centred = xf - m;
+      r = ((centred * centred).mean(dims, true) + eps).pow(-0.5);
+      Tensor y = centred * r;
+      if (weight.defined()) y = y * opmath(weight);
+      if (bias.defined()) y = y + opmath(bias);
+      out = rounded(y, x.dtype());
+    }
+    mean = rounded(m, stats);
+    rstd = rounded(r, stats);
   }
   std::vector<Tensor> inputs{x};
   if (weight.defined()) inputs.push_back(weight);
   if (bias.defined()) inputs.push_back(bias);
-  autograd::record(out, "NativeLayerNormBackward0", inputs,
-                   [sx = SavedTensor(x), sm = SavedTensor(mean), sr = SavedTensor(rstd),
-                    sw = weight.defined() ? SavedTensor(weight) : SavedTensor(), has_w = weight.defined(), has_b = bias.defined(),
-                    dims](const Tensor& g, const Node& n) {
-                     Tensor r = sr.unpack(n);
-                     Tensor xhat = (sx.unpack(n) - sm.unpack(n)) * r;
-                     Tensor gw = has_w ? g * sw.unpack(n) : g;
-                     Grads grads{r * (gw - gw.mean(dims, true) - xhat * (gw * xhat).mean(dims, true))};
-                     if (has_w)
-                       grads.push_back(n.needs_input_grad(1) ? autograd::sum_to(g * xhat, sw.unpack(n).sizes()) : Tensor());
-                     if (has_b) {
-                       Shape shape(dims.size());
-                       for (std::size_t i = 0; i < dims.size(); ++i) shape[i] = g.size(dims[i]);
-                       grads.push_back(autograd::sum_to(g, shape));
-                     }
-                     return grads;
-                   });
+  autograd::record(
+      out, "NativeLayerNormBackward0", inputs,
+      [sx = SavedTensor(x), sm = SavedTensor(mean), sr = SavedTensor(rstd),
+       sw = weight.defined() ? SavedTensor(weight) : SavedTensor(), has_w = weight.defined(), has_b = bias.defined(),
+       bias_type = bias.defined() ? bias.dtype() : x.dtype(), dims](const Tensor& g, const Node& n) {
+        Tensor r = opmath(sr.unpack(n)), xv = sx.unpack(n), gf = opmath(g);
+        Tensor xhat = (opmath(xv) - opmath(sm.unpack(n))) * r;
+        Tensor wv = has_w ? sw.unpack(n) : Tensor();
+        Tensor gw = has_w ? gf * opmath(wv) : gf;
+        Grads grads{rounded(r * (gw - gw.mean(dims, true) - xhat * (gw * xhat).mean(dims, true)), xv.dtype())};
+        if (has_w)
+          grads.push_back(n.needs_input_grad(1) ? rounded(autograd::sum_to(gf * xhat, wv.sizes()), wv.dtype()) : Tensor());
+        if (has_b) {
+          Shape shape(dims.size());
+          for (std::size_t i = 0; i < dims.size(); ++i) shape[i] = g.size(dims[i]);
+          grads.push_back(rounded(autograd::sum_to(gf, shape), bias_type));
+        }
+        return grads;
+      });
   return out;
 }
 
@@ -153,55 +191,83 @@ Tensor batch_norm(const Tensor& x, const Tensor& running_mean, const Tensor& run
   const std::int64_t count = x.numel() / std::max<std::int64_t>(c, 1);
   if (training && count < 2)
     throw ValueError("Expected more than 1 value per channel when training, got input size " + shape_str(x.sizes()));
+  // As layer_norm: float32 arithmetic for 16-bit inputs, one rounding, statistics kept in
+  // PyTorch's type for them.
+  const ScalarType stats = statistics_type(x, weight);
   Tensor mean, invstd, out;
   {
     NoGradGuard no_grad;
+    Tensor xf = opmath(x), m, r, y;
     if (training) {
-      mean = x.mean(dims, true);
-      Tensor centred = x - mean;
+      m = xf.mean(dims, true);
+      Tensor centred = xf - m;
       Tensor var = (centred * centred).mean(dims, true);
-      invstd = (var + eps).pow(-0.5);
-      out = centred * invstd;
+      r = (var + eps).pow(-0.5);
+      y = centred * r;
       // The running statistics are updated in place, through handles to the caller's tensors.
-      if (Tensor rm = running_mean; rm.defined()) rm.mul_(1 - momentum).add_(mean.view({c}), momentum);
+      if (Tensor rm = running_mean; rm.defined()) rm.mul_(1 - momentum).add_(m.view({c}), momentum);
       if (Tensor rv = running_var; rv.defined())
         rv.mul_(1 - momentum).add_(var.view({c}), momentum * static_cast<double>(count) / static_cast<double>(count - 1));
     } else {
-      mean = running_mean.view(per_channel).clone();
-      invstd = (running_var.view(per_channel) + eps).pow(-0.5);
-      out = (x - mean) * invstd;
+      m = opmath(running_mean.view(per_channel)).clone();
+      r = (opmath(running_var.view(per_channel)) + eps).pow(-0.5);
+      y = (xf - m) * r;
     }
-    if (weight.defined()) out = out * weight.view(per_channel);
-    if (bias.defined()) out = out + bias.view(per_channel);
+    if (weight.defined()) y = y * opmath(weight.view(per_channel));
+    if (bias.defined()) y = y + opmath(bias.view(per_channel));
+    out = rounded(y, x.dtype());
+    mean = rounded(m, stats);
+    invstd = rounded(r, stats);
   }
   std::vector<Tensor> inputs{x};
   if (weight.defined()) inputs.push_back(weight);
   if (bias.defined()) inputs.push_back(bias);
-  autograd::record(out, "NativeBatchNormBackward0", inputs,
-                   [sx = SavedTensor(x), sm = SavedTensor(mean), si = SavedTensor(invstd),
-                    sw = weight.defined() ? SavedTensor(weight) : SavedTensor(), has_w = weight.defined(), has_b = bias.defined(),
-                    training, dims, per_channel, c](const Tensor& g, const Node& n) {
-                     Tensor r = si.unpack(n);
-                     Tensor xhat = (sx.unpack(n) - sm.unpack(n)) * r;
-                     Tensor gw = has_w ? g * sw.unpack(n).view(per_channel) : g;
-                     Grads grads{training ? r * (gw - gw.mean(dims, true) - xhat * (gw * xhat).mean(dims, true)) : gw * r};
-                     if (has_w) grads.push_back(n.needs_input_grad(1) ? (g * xhat).sum(dims).view({c}) : Tensor());
-                     if (has_b) grads.push_back(g.sum(dims).view({c}));
-                     return grads;
-                   });
+  autograd::record(
+      out, "NativeBatchNormBackward0", inputs,
+      [sx = SavedTensor(x), sm = SavedTensor(mean), si = SavedTensor(invstd),
+       sw = weight.defined() ? SavedTensor(weight) : SavedTensor(), has_w = weight.defined(), has_b = bias.defined(),
+       bias_type = bias.defined() ? bias.dtype() : x.dtype(), training, dims, per_channel, c](const Tensor& g, const Node& n) {
+        Tensor r = opmath(si.unpack(n)), xv = sx.unpack(n), gf = opmath(g);
+        Tensor xhat = (opmath(xv) - opmath(sm.unpack(n))) * r;
+        Tensor wv = has_w ? sw.unpack(n) : Tensor();
+        Tensor gw = has_w ? gf * opmath(wv).view(per_channel) : gf;
+        Grads grads{
+            rounded(training ? r * (gw - gw.mean(dims, true) - xhat * (gw * xhat).mean(dims, true)) : gw * r, xv.dtype())};
+        if (has_w) grads.push_back(n.needs_input_grad(1) ? rounded((gf * xhat).sum(dims).view({c}), wv.dtype()) : Tensor());
+        if (has_b) grads.push_back(rounded(gf.sum(dims).view({c}), bias_type));
+        return grads;
+      });
   return out;
 }
 
-Tensor embedding(const Tensor& indices, const Tensor& weight) {
+Tensor embedding(const Tensor& indices, const Tensor& weight, std::optional<std::int64_t> padding_idx) {
   MEMLENS_API_ENTRY();
   if (weight.dim() != 2)
     throw ShapeError("embedding: weight must be 2-D ([num_embeddings, dim]), got " + shape_str(weight.sizes()));
   if (indices.dtype() != kInt64 && indices.dtype() != kInt32)
     throw TypeError("Expected tensor for argument #1 'indices' to have one of the following scalar types: Long, Int; but got " +
                     std::string(type_name(indices.dtype())) + " instead");
+  const std::int64_t rows = weight.size(0);
+  if (padding_idx && (*padding_idx >= rows || *padding_idx < -rows))
+    throw ShapeError("Padding_idx must be within num_embeddings");
+  const std::int64_t pad = padding_idx ? (*padding_idx + rows) % rows : -1;
   Shape shape = indices.sizes();
   shape.push_back(weight.size(1));
-  return weight.index_select(0, indices.reshape({-1})).view(shape);
+  Tensor flat = detail::cast(indices, kInt64).reshape({-1});  // int32 widened once, as index_select would
+  Tensor out;
+  {
+    NoGradGuard no_grad;
+    out = weight.index_select(0, flat).view(shape);
+  }
+  // PyTorch's node, keeping the indices: the rows' gradients summed per index, the
+  // padding row's left at zero.
+  autograd::record(out, "EmbeddingBackward0", {weight},
+                   [si = SavedTensor(flat), rows = weight.sizes(), pad](const Tensor& g, const Node& n) {
+                     Tensor gw = detail::index_select_backward(rows, 0, si.unpack(n).contiguous(), g.reshape({-1, rows[1]}));
+                     if (pad >= 0) gw.select(0, pad).zero_();
+                     return Grads{gw};
+                   });
+  return out;
 }
 
 namespace {
@@ -218,21 +284,32 @@ Shape memory_order(const Tensor& t) {
 
 Tensor linear(const Tensor& x, const Tensor& weight, const Tensor& bias) {
   MEMLENS_API_ENTRY();
-  // One op for autocast: input, weight and bias in the lower dtype.
-  Tensor in = autocast::lower(x), w = autocast::lower(weight), b = autocast::lower(bias);
-  autocast::Suspend cast;
-  Tensor y = in.matmul(w.t());
-  return b.defined() ? y + b : y;
+  if (auto r = autocast::run(
+          "linear", [](const Tensor& in, const Tensor& w, const Tensor& b) { return linear(in, w, b); }, x, weight, bias))
+    return *r;
+  const Tensor &in = x, &w = weight, &b = bias;
+  if (!b.defined()) return in.matmul(w.t());
+  // PyTorch's at::linear: addmm, the bias added before the one rounding, for a matrix and
+  // for a contiguous batch folded into one; otherwise matmul, then the bias.
+  if (in.dim() == 2) return addmm(b, in, w.t());
+  if (in.dim() > 2 && in.is_contiguous()) {
+    Shape shape = in.sizes();
+    shape.back() = w.size(0);
+    return addmm(b, in.view({-1, in.size(-1)}), w.t()).view(shape);
+  }
+  return in.matmul(w.t()) + b;
 }
 
 Tensor scaled_dot_product_attention(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& attn_mask, double dropout_p,
                                     bool is_causal) {
   MEMLENS_API_ENTRY();
-  if (autocast::is_enabled()) {
-    Tensor ql = autocast::lower(q), kl = autocast::lower(k), vl = autocast::lower(v);
-    autocast::Suspend cast;
-    return scaled_dot_product_attention(ql, kl, vl, attn_mask, dropout_p, is_causal);
-  }
+  if (auto r = autocast::run(
+          "scaled_dot_product_attention",
+          [&](const Tensor& ql, const Tensor& kl, const Tensor& vl) {
+            return scaled_dot_product_attention(ql, kl, vl, attn_mask, dropout_p, is_causal);
+          },
+          q, k, v))
+    return *r;
   if (q.dim() < 3 || k.dim() < 3 || v.dim() < 3)
     throw ShapeError("scaled_dot_product_attention: q, k and v need a batch dim and two more");
   if (attn_mask.defined() && is_causal)

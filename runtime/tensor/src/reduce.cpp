@@ -4,8 +4,11 @@
 #include <cmath>
 #include <cstring>
 #include <limits>
+#include <optional>
 
 #include "autocast.hpp"
+#include "row_kernels.hpp"
+#include "vector_clones.hpp"
 #include "tensor_internal.hpp"
 
 namespace memlens {
@@ -51,15 +54,7 @@ Tensor accumulator_view(const Tensor& acc_keepdim, const Tensor& input, const st
 // summed in float across vector lanes (as PyTorch's CPU sum does), and each block's sum
 // is added in double, so the error stays that of a kBlock-element float sum. False when
 // the dims are mixed (the general path folds those).
-// The two float loops below, compiled for AVX2 as well where the CPU has it (chosen at
-// load time, by an ifunc), as PyTorch dispatches its CPU kernels by capability. Not under
-// the sanitizers: an ifunc resolver runs before their runtime is up, and crashes.
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && !defined(__SANITIZE_THREAD__) && \
-    !defined(__SANITIZE_ADDRESS__)
-#define MEMLENS_VECTOR_CLONES __attribute__((target_clones("avx2", "default")))
-#else
-#define MEMLENS_VECTOR_CLONES
-#endif
+// The two float loops below are MEMLENS_VECTOR_CLONES (vector_clones.hpp).
 
 // The sum of n consecutive floats (n at most a block), in four independent vectors of
 // eight lanes so the adds overlap.
@@ -481,32 +476,39 @@ Tensor Tensor::std(Shape dims, bool unbiased, bool keepdim) const {
   return out;
 }
 
-Tensor Tensor::norm(double p) const {
+Tensor Tensor::norm(double p, Shape dims, bool keepdim) const {
   MEMLENS_API_ENTRY();
+  if (auto r = autocast::run(
+          "norm", [&](const Tensor& x) { return x.norm(p, dims, keepdim); }, *this))
+    return *r;
+  const auto mask = reduced_mask(*this, dims);
   Tensor out;
   {
     NoGradGuard no_grad;
-    if (std::isinf(p)) out = p > 0 ? abs().max() : abs().min();
-    else if (p == 0) out = ne(0).to(is_floating_point() ? dtype() : kFloat32).sum();  // the non-zeros, counted
-    else if (p == 2) out = (*this * *this).sum().sqrt();
-    else if (p == 1) out = abs().sum();
-    else out = abs().pow(p).sum().pow(1 / p);
+    if (std::isinf(p)) out = p > 0 ? abs().amax(dims, keepdim) : abs().amin(dims, keepdim);
+    else if (p == 0) out = ne(0).to(is_floating_point() ? dtype() : kFloat32).sum(dims, keepdim);  // the non-zeros, counted
+    else if (p == 2) out = (*this * *this).sum(dims, keepdim).sqrt();
+    else if (p == 1) out = abs().sum(dims, keepdim);
+    else out = abs().pow(p).sum(dims, keepdim).pow(1 / p);
   }
   // PyTorch's norm_backward: x |x|^(p-2) / norm^(p-1), 0 where x or the norm is 0 (never
   // 0/0), nothing for p = 0; for p = +-inf the gradient is shared evenly among the
-  // elements whose |x| is the norm.
-  autograd::record(out, "NormBackward1", {*this},
-                   [x = SavedTensor(*this), y = SavedTensor(out, true), p](const Tensor& g, const Node& n) {
-                     Tensor xv = x.unpack(n), yv = y.unpack(n);
-                     if (p == 0) return Grads{zeros_like(xv)};
-                     Tensor zero = xv.eq(0);
-                     if (std::isinf(p)) {
-                       Tensor hit = xv.abs().eq(yv).to(g.dtype());
-                       return Grads{(xv / xv.abs()).masked_fill(zero, 0) * hit / hit.sum() * g};
-                     }
-                     Tensor direction = p == 2 ? xv : (xv * xv.abs().pow(p - 2)).masked_fill(zero, 0);
-                     return Grads{direction * (g / yv.pow(p - 1)).masked_fill(yv.eq(0), 0)};
-                   });
+  // elements of each reduced slice whose |x| is its norm.
+  autograd::record(
+      out, "NormBackward1", {*this},
+      [x = SavedTensor(*this), y = SavedTensor(out, true), p, dims, mask, keepdim](const Tensor& grad, const Node& n) {
+        Tensor xv = x.unpack(n);
+        if (p == 0) return Grads{zeros_like(xv)};
+        Tensor yv = expand_reduced(y.unpack(n), xv.sizes(), mask, keepdim);
+        Tensor g = expand_reduced(grad, xv.sizes(), mask, keepdim);
+        Tensor zero = xv.eq(0);
+        if (std::isinf(p)) {
+          Tensor hit = xv.abs().eq(yv).to(g.dtype());
+          return Grads{(xv / xv.abs()).masked_fill(zero, 0) * hit / hit.sum(dims, true) * g};
+        }
+        Tensor direction = p == 2 ? xv : (xv * xv.abs().pow(p - 2)).masked_fill(zero, 0);
+        return Grads{direction * (g / yv.pow(p - 1)).masked_fill(yv.eq(0), 0)};
+      });
   return out;
 }
 
@@ -522,6 +524,9 @@ Tensor Tensor::amin(Shape dims, bool keepdim) const {
 
 Tensor Tensor::logsumexp(Shape dims, bool keepdim) const {
   MEMLENS_API_ENTRY();
+  if (auto r = autocast::run(
+          "logsumexp", [&](const Tensor& x) { return x.logsumexp(dims, keepdim); }, *this))
+    return *r;
   // Shifted by the largest value, so exp never overflows; an infinite largest value is not a shift.
   Tensor m = amax(dims, true).detach();
   m = m.masked_fill(m.abs().eq(std::numeric_limits<double>::infinity()), 0);
@@ -529,8 +534,10 @@ Tensor Tensor::logsumexp(Shape dims, bool keepdim) const {
   return keepdim ? out : out.reshape(reduced_shape(*this, reduced_mask(*this, dims), false));
 }
 
-// Both keep only their output for backward, as PyTorch's do: the shifted and
-// exponentiated intermediates are temporaries of the forward, not saved tensors. Neither
+// Both keep only their output for backward, as PyTorch's do; along a host tensor's last
+// dim one fused loop, elsewhere the shifted and exponentiated intermediates are
+// temporaries of the forward, not saved tensors; 16-bit inputs are computed in float32
+// and rounded once (detail::opmath). Neither
 // takes integers (PyTorch has no integer kernel for them: a RuntimeError there).
 namespace {
 void check_floating(const Tensor& x, const char* op) {
@@ -538,20 +545,39 @@ void check_floating(const Tensor& x, const char* op) {
     throw Error(std::string(op) + "(): not implemented for " + std::string(dtype_repr(x.dtype())) +
                 ": give it a floating point tensor");
 }
+
+// The fused row loop (row_kernels.hpp) where dim is x's last and x's rows are on the host
+// and contiguous: one op event, no full-size temporaries; nullopt otherwise.
+std::optional<Tensor> along_rows(const Tensor& x, std::int64_t dim, bool log) {
+  if (!host_rows(x) || wrap_dim(dim, x.dim()) != x.dim() - 1) return std::nullopt;
+  OpTrace trace;
+  Tensor out = make_tensor(x.sizes(), x.dtype(), x.device());
+  softmax_rows(out, x, log);
+  trace.done(log ? "log_softmax" : "softmax", {&x}, out);
+  return out;
+}
 }  // namespace
 
 Tensor log_softmax(const Tensor& x, std::int64_t dim) {
   MEMLENS_API_ENTRY();
   check_floating(x, "log_softmax");
-  if (auto r = autocast::in_float32(x, [&](const Tensor& xf) { return log_softmax(xf, dim); })) return *r;
+  if (auto r = autocast::run(
+          "log_softmax", [&](const Tensor& xf) { return log_softmax(xf, dim); }, x))
+    return *r;
   Tensor out;
   {
     NoGradGuard no_grad;
-    Tensor shifted = x - std::get<0>(x.max(dim, true));
-    out = shifted - shifted.exp().sum({dim}, true).log();
+    if (auto fused = along_rows(x, dim, true)) {
+      out = *fused;
+    } else {
+      Tensor xf = opmath(x);
+      Tensor shifted = xf - std::get<0>(xf.max(dim, true));
+      out = rounded(shifted - shifted.exp().sum({dim}, true).log(), x.dtype());
+    }
   }
   autograd::record(out, "LogSoftmaxBackward0", {x}, [y = SavedTensor(out, true), dim](const Tensor& g, const Node& n) {
-    return Grads{g - y.unpack(n).exp() * g.sum({dim}, true)};
+    Tensor gf = opmath(g);
+    return Grads{rounded(gf - opmath(y.unpack(n)).exp() * gf.sum({dim}, true), g.dtype())};
   });
   return out;
 }
@@ -559,16 +585,23 @@ Tensor log_softmax(const Tensor& x, std::int64_t dim) {
 Tensor softmax(const Tensor& x, std::int64_t dim) {
   MEMLENS_API_ENTRY();
   check_floating(x, "softmax");
-  if (auto r = autocast::in_float32(x, [&](const Tensor& xf) { return softmax(xf, dim); })) return *r;
+  if (auto r = autocast::run(
+          "softmax", [&](const Tensor& xf) { return softmax(xf, dim); }, x))
+    return *r;
   Tensor out;
   {
     NoGradGuard no_grad;
-    Tensor e = (x - std::get<0>(x.max(dim, true))).exp();
-    out = e / e.sum({dim}, true);
+    if (auto fused = along_rows(x, dim, false)) {
+      out = *fused;
+    } else {
+      Tensor xf = opmath(x);
+      Tensor e = (xf - std::get<0>(xf.max(dim, true))).exp();
+      out = rounded(e / e.sum({dim}, true), x.dtype());
+    }
   }
   autograd::record(out, "SoftmaxBackward0", {x}, [y = SavedTensor(out, true), dim](const Tensor& g, const Node& n) {
-    Tensor yv = y.unpack(n);
-    return Grads{yv * (g - (g * yv).sum({dim}, true))};
+    Tensor yv = opmath(y.unpack(n)), gf = opmath(g);
+    return Grads{rounded(yv * (gf - (gf * yv).sum({dim}, true)), g.dtype())};
   });
   return out;
 }

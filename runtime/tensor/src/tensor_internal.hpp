@@ -49,6 +49,14 @@ Tensor as_strided_alias(const Tensor& t, Shape sizes, Shape strides, std::int64_
 Tensor expand_alias(const Tensor& t, const Shape& shape);
 // `t` converted to dtype (a copy when it differs), without autograd.
 Tensor cast(const Tensor& t, ScalarType dtype);
+// The one rule for where 16-bit floats round: PyTorch's kernels read them into float32,
+// compute there, and round once, at the op's output. An op built from several steps does
+// the same: it reads its 16-bit inputs with opmath() (float32; anything else as it is),
+// computes, and stores its result with rounded(). Both are the op's own working memory,
+// as registers are in PyTorch's kernels, not copies the program made: no copy event.
+Tensor working_cast(const Tensor& t, ScalarType dtype);
+inline Tensor opmath(const Tensor& t) { return t.defined() ? working_cast(t, opmath_type(t.dtype())) : t; }
+inline Tensor rounded(const Tensor& t, ScalarType dtype) { return working_cast(t, dtype); }
 template <class T>
 T scalar_as(const Scalar& s) {
   if constexpr (is_floating_v<T>) return static_cast<T>(s.to_double());
@@ -70,10 +78,14 @@ Tensor triangle_mask(std::int64_t rows, std::int64_t cols, std::int64_t diagonal
 // a @ b with PyTorch's batch broadcasting, the batch dims walked in place (no reshape, so
 // no copy of a strided batch); the result's memory holds its dims in `memory_order`
 // (a permutation of its dims; empty: contiguous), as attention kernels lay out [B, T, H, D].
-Tensor batched_matmul(const Tensor& a, const Tensor& b, const Shape& memory_order = {});
+// `unrounded`: a float32 result from 16-bit operands, for an op that adds to it first.
+Tensor batched_matmul(const Tensor& a, const Tensor& b, const Shape& memory_order = {}, bool unrounded = false);
 // A zero tensor of `shape` with values[at] added at the position index[at] names along
 // dim d (gather's backward; max(dim)'s, to the index it returned).
 Tensor scatter_add(const Shape& shape, std::int64_t d, const Tensor& index, const Tensor& values);
+// index_select's gradient: zeros of `shape` with each slice k of grad along d added at
+// slice idx[k] (idx int64, contiguous, in range). Embedding's backward shares it.
+Tensor index_select_backward(const Shape& shape, std::int64_t d, const Tensor& idx, const Tensor& grad);
 // Copies `src` into `dst` elementwise with dtype conversion; shapes must match after
 // broadcasting `src` to `dst`. No autograd, no version bump. Across host and GPU a
 // transfer; `non_blocking` lets one from or to pinned memory return before it is done.
@@ -92,6 +104,7 @@ Tensor& write_in_place(Tensor& self, const Tensor* other, Raw&& raw, OutOfPlace&
     return self;
   }
   Tensor result = out_of_place(self.clone());
+  if (result.dtype() != self.dtype()) result = result.to(self.dtype());  // computed wider (float32 into bf16): rounded once
   copy_into(self, result);
   self.storage()->bump_version();
   if (self.is_view()) autograd::rebase_view(self, result);

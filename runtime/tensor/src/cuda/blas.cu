@@ -68,8 +68,8 @@ cudaDataType_t data_type(ScalarType t) {
 }  // namespace
 
 void gemm(void* out, std::int64_t ldo, std::int64_t out_batch_stride, const Matrix& a, const Matrix& b, ScalarType dtype,
-          std::int64_t n, std::int64_t k, std::int64_t p, std::int64_t batch, cudaStream_t s, void* workspace,
-          std::size_t workspace_bytes) {
+          ScalarType out_dtype, std::int64_t n, std::int64_t k, std::int64_t p, std::int64_t batch, cudaStream_t s,
+          void* workspace, std::size_t workspace_bytes) {
   if (n == 0 || p == 0 || batch == 0) return;
   if (!is_floating_point(dtype)) {
     dispatch_type(dtype, [&](auto tag) {
@@ -86,14 +86,15 @@ void gemm(void* out, std::int64_t ldo, std::int64_t out_batch_stride, const Matr
   check_blas(cublasSetWorkspace(h, workspace, workspace_bytes), "cublasSetWorkspace");
   // Row-major C = A B is column-major C^T = B^T A^T: B first, the dims swapped.
   const cublasOperation_t op_b = b.transposed ? CUBLAS_OP_T : CUBLAS_OP_N, op_a = a.transposed ? CUBLAS_OP_T : CUBLAS_OP_N;
-  const cudaDataType_t type = data_type(dtype);
+  // A float32 out from 16-bit operands keeps the float32 accumulation unrounded.
+  const cudaDataType_t type = data_type(dtype), out_type = data_type(out_dtype);
   const double one64 = 1, zero64 = 0;
   const float one32 = 1, zero32 = 0;
   const bool wide = dtype == kFloat64;
   check_blas(cublasGemmStridedBatchedEx(h, op_b, op_a, static_cast<int>(p), static_cast<int>(n), static_cast<int>(k),
                                         wide ? static_cast<const void*>(&one64) : &one32, b.data, type, static_cast<int>(b.ld),
                                         b.batch_stride, a.data, type, static_cast<int>(a.ld), a.batch_stride,
-                                        wide ? static_cast<const void*>(&zero64) : &zero32, out, type, static_cast<int>(ldo),
+                                        wide ? static_cast<const void*>(&zero64) : &zero32, out, out_type, static_cast<int>(ldo),
                                         out_batch_stride, static_cast<int>(batch), wide ? CUBLAS_COMPUTE_64F : CUBLAS_COMPUTE_32F,
                                         CUBLAS_GEMM_DEFAULT),
              "cublasGemmStridedBatchedEx");

@@ -9,9 +9,11 @@ namespace memlens::cuda {
 
 namespace {
 
-// Output positions (oy or ox) of windows that cover input coordinate y through tap i.
-__device__ inline bool window_at(std::int64_t y, std::int64_t i, const Window& g, std::int64_t out, std::int64_t& o) {
-  const std::int64_t pos = y + g.padding - i;
+// Output positions (oy or ox) of windows that cover input coordinate y through tap i,
+// with `pad` before the first.
+__device__ inline bool window_at(std::int64_t y, std::int64_t i, std::int64_t pad, const Window& g, std::int64_t out,
+                                 std::int64_t& o) {
+  const std::int64_t pos = y + pad - i * g.dilation;
   if (pos < 0 || pos % g.stride != 0) return false;
   o = pos / g.stride;
   return o < out;
@@ -25,10 +27,10 @@ __device__ inline C sum_over_windows(std::int64_t e, const Window& g, Term term)
   C sum = 0;
   for (std::int64_t i = 0; i < g.kh; ++i) {
     std::int64_t oy;
-    if (!window_at(y, i, g, g.oh, oy)) continue;
+    if (!window_at(y, i, g.ph, g, g.oh, oy)) continue;
     for (std::int64_t j = 0; j < g.kw; ++j) {
       std::int64_t ox;
-      if (window_at(xx, j, g, g.ow, ox)) sum += term(i, j, oy, ox);
+      if (window_at(xx, j, g.pw, g, g.ow, ox)) sum += term(i, j, oy, ox);
     }
   }
   return sum;
@@ -39,8 +41,7 @@ __global__ void im2col_kernel(S* cols, const S* x, Window g, std::int64_t n) {
   const std::int64_t len = g.oh * g.ow, taps = g.kh * g.kw;
   for (std::int64_t e = global_index(); e < n; e += grid_stride()) {
     const std::int64_t o = e % len, tap = (e / len) % taps, plane = e / (len * taps);
-    const std::int64_t iy = (o / g.ow) * g.stride - g.padding + tap / g.kw;
-    const std::int64_t ix = (o % g.ow) * g.stride - g.padding + tap % g.kw;
+    const std::int64_t iy = g.in_y(o / g.ow, tap / g.kw), ix = g.in_x(o % g.ow, tap % g.kw);
     const bool inside = iy >= 0 && iy < g.h && ix >= 0 && ix < g.w;
     cols[e] = inside ? x[plane * g.h * g.w + iy * g.w + ix] : to_storage<S>(0);
   }
@@ -69,7 +70,7 @@ __global__ void max_pool_kernel(S* out, std::int64_t* indices, const S* x, Windo
     std::int64_t at = -1;
     for (std::int64_t i = 0; i < g.kh; ++i)
       for (std::int64_t j = 0; j < g.kw; ++j) {
-        const std::int64_t iy = (o / g.ow) * g.stride - g.padding + i, ix = (o % g.ow) * g.stride - g.padding + j;
+        const std::int64_t iy = g.in_y(o / g.ow, i), ix = g.in_x(o % g.ow, j);
         if (iy < 0 || iy >= g.h || ix < 0 || ix >= g.w) continue;
         const compute_t<S> v = load(src + iy * g.w + ix);
         if (at < 0 || v > best || v != v) best = v, at = iy * g.w + ix;
@@ -87,28 +88,27 @@ __global__ void max_pool_backward_kernel(S* gx, const S* grad, const std::int64_
 }
 
 template <class S>
-__global__ void avg_pool_kernel(S* out, const S* x, Window g, double share, std::int64_t n) {
+__global__ void avg_pool_kernel(S* out, const S* x, Window g, bool count_padding, std::int64_t n) {
   const std::int64_t len = g.oh * g.ow;
   for (std::int64_t e = global_index(); e < n; e += grid_stride()) {
     const std::int64_t o = e % len, plane = e / len;
     compute_t<S> sum = 0;
     for (std::int64_t i = 0; i < g.kh; ++i)
       for (std::int64_t j = 0; j < g.kw; ++j) {
-        const std::int64_t iy = (o / g.ow) * g.stride - g.padding + i, ix = (o % g.ow) * g.stride - g.padding + j;
-        if (iy >= 0 && iy < g.h && ix >= 0 && ix < g.w)
-          sum += static_cast<compute_t<S>>(load(x + plane * g.h * g.w + iy * g.w + ix) * share);
+        const std::int64_t iy = g.in_y(o / g.ow, i), ix = g.in_x(o % g.ow, j);
+        if (iy >= 0 && iy < g.h && ix >= 0 && ix < g.w) sum += load(x + plane * g.h * g.w + iy * g.w + ix);
       }
-    out[e] = to_storage<S>(sum);
+    out[e] = to_storage<S>(sum / static_cast<compute_t<S>>(avg_pool_divisor(g, o / g.ow, o % g.ow, count_padding)));
   }
 }
 
 template <class S>
-__global__ void avg_pool_backward_kernel(S* gx, const S* grad, Window g, double share, std::int64_t n) {
+__global__ void avg_pool_backward_kernel(S* gx, const S* grad, Window g, bool count_padding, std::int64_t n) {
   const std::int64_t len = g.oh * g.ow;
   for (std::int64_t e = global_index(); e < n; e += grid_stride()) {
     const std::int64_t plane = e / (g.h * g.w);
     gx[e] = to_storage<S>(sum_over_windows<compute_t<S>>(e, g, [&](std::int64_t, std::int64_t, std::int64_t oy, std::int64_t ox) {
-      return static_cast<compute_t<S>>(load(grad + plane * len + oy * g.ow + ox) * share);
+      return load(grad + plane * len + oy * g.ow + ox) / static_cast<compute_t<S>>(avg_pool_divisor(g, oy, ox, count_padding));
     }));
   }
 }
@@ -159,19 +159,19 @@ void max_pool_backward(const Strided& gx, const Strided& grad, const std::int64_
   });
 }
 
-void avg_pool(const Strided& out, const Strided& x, const Window& g, double share, cudaStream_t s) {
+void avg_pool(const Strided& out, const Strided& x, const Window& g, bool count_padding, cudaStream_t s) {
   const std::int64_t n = out.numel();
   run(x.dtype, n, "avg_pool", [&](auto tag, unsigned blocks) {
     using S = decltype(tag);
-    avg_pool_kernel<S><<<blocks, kThreads, 0, s>>>(as<S>(out), as<S>(x), g, share, n);
+    avg_pool_kernel<S><<<blocks, kThreads, 0, s>>>(as<S>(out), as<S>(x), g, count_padding, n);
   });
 }
 
-void avg_pool_backward(const Strided& gx, const Strided& grad, const Window& g, double share, cudaStream_t s) {
+void avg_pool_backward(const Strided& gx, const Strided& grad, const Window& g, bool count_padding, cudaStream_t s) {
   const std::int64_t n = gx.numel();
   run(gx.dtype, n, "avg_pool_backward", [&](auto tag, unsigned blocks) {
     using S = decltype(tag);
-    avg_pool_backward_kernel<S><<<blocks, kThreads, 0, s>>>(as<S>(gx), as<S>(grad), g, share, n);
+    avg_pool_backward_kernel<S><<<blocks, kThreads, 0, s>>>(as<S>(gx), as<S>(grad), g, count_padding, n);
   });
 }
 

@@ -216,7 +216,8 @@ class CudaKernels final : public GpuKernels {
     cudaStream_t s = stream_for(out);
     auto [workspace, workspace_bytes] = blas_workspace(out.storage()->device());
     cuda::gemm(out.raw_data(), ldo, out_batch_stride, {a.t.raw_data(), a.transposed, a.ld, a_batch_stride},
-               {b.t.raw_data(), b.transposed, b.ld, b_batch_stride}, out.dtype(), n, k, p, batch, s, workspace, workspace_bytes);
+               {b.t.raw_data(), b.transposed, b.ld, b_batch_stride}, a.t.dtype(), out.dtype(), n, k, p, batch, s, workspace,
+               workspace_bytes);
   }
 
   void im2col(const Tensor& cols, const Tensor& x, const Window& g) override {
@@ -231,11 +232,11 @@ class CudaKernels final : public GpuKernels {
   void max_pool_backward(const Tensor& gx, const Tensor& grad, const Tensor& indices, const Window& g) override {
     cuda::max_pool_backward(strided(gx), strided(grad), static_cast<const std::int64_t*>(indices.raw_data()), g, stream_for(gx));
   }
-  void avg_pool(const Tensor& out, const Tensor& x, const Window& g, double share) override {
-    cuda::avg_pool(strided(out), strided(x), g, share, stream_for(out));
+  void avg_pool(const Tensor& out, const Tensor& x, const Window& g, bool count_padding) override {
+    cuda::avg_pool(strided(out), strided(x), g, count_padding, stream_for(out));
   }
-  void avg_pool_backward(const Tensor& gx, const Tensor& grad, const Window& g, double share) override {
-    cuda::avg_pool_backward(strided(gx), strided(grad), g, share, stream_for(gx));
+  void avg_pool_backward(const Tensor& gx, const Tensor& grad, const Window& g, bool count_padding) override {
+    cuda::avg_pool_backward(strided(gx), strided(grad), g, count_padding, stream_for(gx));
   }
 
  private:

@@ -79,7 +79,8 @@ void randperm(const Strided& out, std::uint64_t seed, std::uint64_t offset, Scra
 // ---- GEMM (blas.cu): cuBLAS (cublasGemmStridedBatchedEx, float32 accumulation for the
 // 16-bit types, no TF32) for floating types, a kernel for integers. Row-major operands as
 // GemmOperand describes them; cuBLAS works in `workspace` (the caller's, from the caching
-// allocator), never in memory of its own.
+// allocator), never in memory of its own. `out_dtype` is `dtype`, or float32 for 16-bit
+// operands whose sum is kept unrounded.
 struct Matrix {
   const void* data;
   bool transposed;
@@ -87,15 +88,15 @@ struct Matrix {
   std::int64_t batch_stride;
 };
 void gemm(void* out, std::int64_t ldo, std::int64_t out_batch_stride, const Matrix& a, const Matrix& b, ScalarType dtype,
-          std::int64_t n, std::int64_t k, std::int64_t p, std::int64_t batch, cudaStream_t s, void* workspace,
-          std::size_t workspace_bytes);
+          ScalarType out_dtype, std::int64_t n, std::int64_t k, std::int64_t p, std::int64_t batch, cudaStream_t s,
+          void* workspace, std::size_t workspace_bytes);
 
 // ---- convolution and pooling (conv.cu): contiguous [N, C, H, W] of one floating dtype
 void im2col(const Strided& cols, const Strided& x, const Window& g, cudaStream_t s);
 void col2im(const Strided& x, const Strided& cols, const Window& g, cudaStream_t s);
 void max_pool(const Strided& out, std::int64_t* indices, const Strided& x, const Window& g, cudaStream_t s);
 void max_pool_backward(const Strided& gx, const Strided& grad, const std::int64_t* indices, const Window& g, cudaStream_t s);
-void avg_pool(const Strided& out, const Strided& x, const Window& g, double share, cudaStream_t s);
-void avg_pool_backward(const Strided& gx, const Strided& grad, const Window& g, double share, cudaStream_t s);
+void avg_pool(const Strided& out, const Strided& x, const Window& g, bool count_padding, cudaStream_t s);
+void avg_pool_backward(const Strided& gx, const Strided& grad, const Window& g, bool count_padding, cudaStream_t s);
 
 }  // namespace memlens::cuda

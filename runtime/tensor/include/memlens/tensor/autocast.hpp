@@ -1,10 +1,13 @@
 #pragma once
-// Mixed precision, as torch.autocast: inside an AutocastGuard, the matmul-like ops (mm,
-// bmm, matmul, Linear, conv2d, scaled_dot_product_attention) run in the guard's dtype
-// (bfloat16 or float16), and the ops that need float32's range (softmax, log_softmax,
-// layer_norm and the losses) in float32. A parameter is cast once per outermost guard
-// and that copy is what the ops keep for backward, beside the float32 master weight:
-// the memory mixed precision adds, as well as the activations it halves.
+// Mixed precision, as torch.autocast on CUDA: inside an AutocastGuard, the ops on
+// PyTorch's lower-precision list (mm, bmm, matmul, addmm, baddbmm, Linear, conv2d,
+// scaled_dot_product_attention) run in the guard's dtype (bfloat16 or float16), and those
+// on its float32 lists (exp, log, pow, norm, logsumexp, softmax, log_softmax, layer_norm,
+// nll_loss, mse_loss, binary_cross_entropy_with_logits, and the losses built from them) in
+// float32; the lists are PyTorch's CUDA ones on every device. A parameter is cast once
+// per outermost guard and that copy is what the ops keep for backward, beside the
+// float32 master weight: the memory mixed precision adds, as well as the activations it
+// halves.
 #include "memlens/tensor/tensor.hpp"
 
 namespace memlens {

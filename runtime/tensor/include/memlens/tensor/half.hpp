@@ -47,8 +47,9 @@ namespace bfloat16_bits {
 
 constexpr std::uint16_t from_float(float f) {
   const auto x = std::bit_cast<std::uint32_t>(f);
-  if ((x & 0x7fffffffu) > 0x7f800000u) return static_cast<std::uint16_t>((x >> 16) | 0x40u);  // nan stays nan
-  return static_cast<std::uint16_t>((x + 0x7fffu + ((x >> 16) & 1u)) >> 16);                  // to nearest even
+  const std::uint32_t nearest_even = (x + 0x7fffu + ((x >> 16) & 1u)) >> 16, quiet_nan = (x >> 16) | 0x40u;
+  // A select, not a branch: loops converting arrays vectorize.
+  return static_cast<std::uint16_t>((x & 0x7fffffffu) > 0x7f800000u ? quiet_nan : nearest_even);
 }
 
 inline float to_float(std::uint16_t b) { return std::bit_cast<float>(static_cast<std::uint32_t>(b) << 16); }

@@ -1,10 +1,12 @@
 #pragma once
 // A small torch::nn: modules own parameters; losses are functions of tensors.
 #include <memory>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
 
+#include "memlens/tensor/nn_functional.hpp"
 #include "memlens/tensor/tensor.hpp"
 
 namespace memlens::nn {
@@ -104,12 +106,16 @@ class Dropout : public Module {
   double p_;
 };
 
-// A table of num_embeddings vectors of size dim, initialised from N(0, 1) as PyTorch's.
+// A table of num_embeddings vectors of size dim, initialised from N(0, 1) as PyTorch's;
+// the padding_idx row (negative counts from the end) starts at zero and gets no gradient.
 class Embedding : public Module {
  public:
-  Embedding(std::int64_t num_embeddings, std::int64_t dim);
+  Embedding(std::int64_t num_embeddings, std::int64_t dim, std::optional<std::int64_t> padding_idx = std::nullopt);
   Tensor forward(const Tensor& indices) override;
   Tensor weight;
+
+ private:
+  std::optional<std::int64_t> padding_idx_;
 };
 
 // PyTorch's MultiheadAttention: one packed input projection (in_proj_weight [3E, E],
@@ -149,37 +155,54 @@ class LayerNorm : public Module {
   double eps_;
 };
 
-// 2-D convolution (groups 1, square kernel, stride and padding); weight and bias drawn
-// from U(-1/sqrt(fan_in), 1/sqrt(fan_in)), as PyTorch's default initialisation.
+struct Conv2dOptions {
+  std::int64_t stride = 1;
+  functional::Conv2dPadding padding = 0;  // zeros on each side, or "same" / "valid"
+  std::int64_t dilation = 1;
+  std::int64_t groups = 1;
+  bool bias = true;
+};
+
+// 2-D convolution (square kernel; stride, padding, dilation and groups as Conv2dOptions);
+// weight [out, in / groups, k, k] and bias drawn from U(-1/sqrt(fan_in), 1/sqrt(fan_in)),
+// fan_in = in / groups * k * k, as PyTorch's default initialisation.
 class Conv2d : public Module {
  public:
+  Conv2d(std::int64_t in_channels, std::int64_t out_channels, std::int64_t kernel, const Conv2dOptions& options);
   Conv2d(std::int64_t in_channels, std::int64_t out_channels, std::int64_t kernel, std::int64_t stride = 1,
          std::int64_t padding = 0, bool bias = true);
   Tensor forward(const Tensor& x) override;
   Tensor weight, bias;
 
  private:
-  std::int64_t stride_, padding_;
+  Conv2dOptions options_;
 };
 
-// Square-window pooling (stride 0: the kernel size).
+// Square-window pooling (stride 0: the kernel size; ceil_mode as functional::max_pool2d).
 class Pool2d : public Module {
  protected:
-  Pool2d(std::int64_t kernel, std::int64_t stride, std::int64_t padding)
-      : Module(Library{}), kernel_(kernel), stride_(stride), padding_(padding) {}
+  Pool2d(std::int64_t kernel, std::int64_t stride, std::int64_t padding, bool ceil_mode)
+      : Module(Library{}), kernel_(kernel), stride_(stride), padding_(padding), ceil_mode_(ceil_mode) {}
   std::int64_t kernel_, stride_, padding_;
+  bool ceil_mode_;
 };
 
 class MaxPool2d : public Pool2d {
  public:
-  explicit MaxPool2d(std::int64_t kernel, std::int64_t stride = 0, std::int64_t padding = 0) : Pool2d(kernel, stride, padding) {}
+  explicit MaxPool2d(std::int64_t kernel, std::int64_t stride = 0, std::int64_t padding = 0, bool ceil_mode = false)
+      : Pool2d(kernel, stride, padding, ceil_mode) {}
   Tensor forward(const Tensor& x) override;
 };
 
 class AvgPool2d : public Pool2d {
  public:
-  explicit AvgPool2d(std::int64_t kernel, std::int64_t stride = 0, std::int64_t padding = 0) : Pool2d(kernel, stride, padding) {}
+  explicit AvgPool2d(std::int64_t kernel, std::int64_t stride = 0, std::int64_t padding = 0, bool ceil_mode = false,
+                     bool count_include_pad = true)
+      : Pool2d(kernel, stride, padding, ceil_mode), count_include_pad_(count_include_pad) {}
   Tensor forward(const Tensor& x) override;
+
+ private:
+  bool count_include_pad_;
 };
 
 // Batch normalisation of [N, C, H, W] per channel: weight (ones) and bias (zeros) learnt,

@@ -2,6 +2,7 @@
 // The functions behind the nn modules (torch.nn.functional). Each keeps for backward what
 // PyTorch's does (layer_norm: input, mean and rstd; dropout: its mask; gelu: its input),
 // so a trace of a model shows the memory the same model holds under PyTorch.
+#include <cstddef>
 #include <optional>
 #include <string_view>
 
@@ -24,8 +25,9 @@ Tensor dropout(const Tensor& x, double p = 0.5, bool training = true);
 Tensor layer_norm(const Tensor& x, const Shape& normalized_shape, const Tensor& weight = Tensor(), const Tensor& bias = Tensor(),
                   double eps = 1e-5);
 // Rows of weight ([num_embeddings, dim]) picked by indices (int64 or int32, any shape): the
-// result is indices' shape followed by dim.
-Tensor embedding(const Tensor& indices, const Tensor& weight);
+// result is indices' shape followed by dim. The padding_idx row (negative: from the end)
+// gets no gradient.
+Tensor embedding(const Tensor& indices, const Tensor& weight, std::optional<std::int64_t> padding_idx = std::nullopt);
 // softmax(q k^T / sqrt(d) + mask) v over the last two dims (q, k, v: [batch..., T, d]).
 // attn_mask (bool) marks the positions that take part; is_causal hides every later one.
 // Kept for backward: q, k, v and the probabilities, as PyTorch's math path keeps them;
@@ -33,15 +35,34 @@ Tensor embedding(const Tensor& indices, const Tensor& weight);
 Tensor scaled_dot_product_attention(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& attn_mask = Tensor(),
                                     double dropout_p = 0, bool is_causal = false);
 
-// 2-D convolution of x [N, C, H, W] with weight [O, C, kh, kw] (groups 1, square stride
-// and padding), plus bias [O] when given: [N, O, oh, ow]. One image [C, H, W] gives
+// conv2d's padding: `zeros` on every side, or a mode: "same" (the output as large as the
+// input; stride 1; an odd total puts the extra zero after, as PyTorch) or "valid" (none).
+// Any other word is refused.
+struct Conv2dPadding {
+  Conv2dPadding(std::int64_t zeros = 0) : zeros(zeros) {}  // NOLINT: implicit, as PyTorch's int padding
+  // A mode word (a literal; a literal 0 stays a number, not a null pointer).
+  template <std::size_t N>
+  Conv2dPadding(const char (&mode)[N]) : Conv2dPadding(std::string_view(mode)) {}  // NOLINT: implicit, as PyTorch's
+  explicit Conv2dPadding(std::string_view mode);
+  std::int64_t zeros = 0;
+  bool same = false;
+};
+
+// 2-D convolution of x [N, C, H, W] with weight [O, C / groups, kh, kw] (square stride,
+// taps `dilation` apart; each of `groups` groups of O / groups filters sees its own C /
+// groups channels), plus bias [O] when given: [N, O, oh, ow]. One image [C, H, W] gives
 // [O, oh, ow], as PyTorch's unbatched input.
 Tensor conv2d(const Tensor& x, const Tensor& weight, const Tensor& bias = Tensor(), std::int64_t stride = 1,
-              std::int64_t padding = 0);
-// Square-window pooling over [N, C, H, W] (or one image [C, H, W]); stride 0 means the kernel size. Max pooling
-// keeps the argmax indices for backward; average pooling counts the padding.
-Tensor max_pool2d(const Tensor& x, std::int64_t kernel, std::int64_t stride = 0, std::int64_t padding = 0);
-Tensor avg_pool2d(const Tensor& x, std::int64_t kernel, std::int64_t stride = 0, std::int64_t padding = 0);
+              Conv2dPadding padding = 0, std::int64_t dilation = 1, std::int64_t groups = 1);
+// Square-window pooling over [N, C, H, W] (or one image [C, H, W]); stride 0 means the
+// kernel size; ceil_mode keeps a last partial window (one that starts inside the input or
+// its leading padding). Max pooling keeps the argmax indices for backward; average
+// pooling divides by the window within the padded input, or (count_include_pad false)
+// by the input elements it covers.
+Tensor max_pool2d(const Tensor& x, std::int64_t kernel, std::int64_t stride = 0, std::int64_t padding = 0,
+                  bool ceil_mode = false);
+Tensor avg_pool2d(const Tensor& x, std::int64_t kernel, std::int64_t stride = 0, std::int64_t padding = 0, bool ceil_mode = false,
+                  bool count_include_pad = true);
 // Batch normalisation over every dim but dim 1 (channels). Training: the batch's
 // statistics, and running_mean/running_var (when given) move towards them by momentum
 // (the variance unbiased); evaluation: the running statistics.

@@ -228,7 +228,9 @@ class Tensor {
   // Variance and standard deviation over dims, with Bessel's correction by default.
   Tensor var(Shape dims, bool unbiased = true, bool keepdim = false) const;
   Tensor std(Shape dims, bool unbiased = true, bool keepdim = false) const;
-  Tensor norm(double p = 2) const;
+  // The p-norm over dims (all of them when empty): p = inf / -inf the largest / smallest
+  // |x|, p = 0 the count of non-zeros.
+  Tensor norm(double p = 2, Shape dims = {}, bool keepdim = false) const;
   Tensor logsumexp(Shape dims, bool keepdim = false) const;
   Tensor amax(Shape dims, bool keepdim = false) const;
   Tensor amin(Shape dims, bool keepdim = false) const;
