@@ -25,6 +25,9 @@ SAMPLES = [
     ("linear_regression_fixed", ["3000"]),
     ("linear_regression", ["3000"]),
     ("mlp_classifier", ["--steps", "200"]),
+    # Long runs (issue 42): the recording's cost at steady state, which short runs hide.
+    ("linear_regression_fixed", ["30000"]),
+    ("mlp_classifier", ["--steps", "2000"]),
 ]
 MODES = {"plain": {}, "recorded": {"MEMLENS_TRACE": None}, "stacks": {"MEMLENS_TRACE": None, "MEMLENS_STACKS": "1"}}
 TARGETS = {"recorded": 1.05, "stacks": 1.15}
