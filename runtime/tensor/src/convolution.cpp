@@ -229,6 +229,14 @@ Tensor contiguous_input(const Tensor& x) {
   return x.is_contiguous() ? x : detail::layout_copy(x, instrument::CopyReason::OpInternal);
 }
 
+// Each output position's avg-pool divisor (the same in every plane), for the host loops.
+std::vector<double> avg_pool_divisors(const Window& g, bool count_padding) {
+  std::vector<double> d(static_cast<std::size_t>(g.out_len()));
+  for (std::int64_t k = 0; k < g.out_len(); ++k)
+    d[static_cast<std::size_t>(k)] = static_cast<double>(detail::avg_pool_divisor(g, k / g.ow, k % g.ow, count_padding));
+  return d;
+}
+
 Tensor zeros_like_input(const Window& g, const Tensor& like) {
   return zeros({g.n, g.c, g.h, g.w}, TensorOptions().dtype(like.dtype()).device(like.device()));
 }
@@ -280,33 +288,35 @@ Tensor avg_pool2d(const Tensor& x, std::int64_t kernel, std::int64_t stride, std
   const Window g = pool_window(x, kernel, stride, padding, ceil_mode, "avg_pool2d");
   detail::OpTrace trace;
   Tensor out = zeros({g.n, g.c, g.oh, g.ow}, TensorOptions().dtype(x.dtype()).device(x.device()));
-  // Each window's divisor, by output position (the same in every plane).
-  auto divisor = [g, count_include_pad](std::int64_t k) {
-    return static_cast<double>(detail::avg_pool_divisor(g, k / g.ow, k % g.ow, count_include_pad));
-  };
   if (on_gpu(out)) gpu().avg_pool(out, contiguous_input(x), g, count_include_pad);
-  else
+  else {
+    const std::vector<double> divisor = avg_pool_divisors(g, count_include_pad);
+    std::vector<double> sums(static_cast<std::size_t>(g.out_len()));  // one buffer for every plane
     for_each_plane(contiguous_input(x), g.h * g.w, out, g.out_len(), g.n * g.c, [&](std::int64_t, const auto* src, auto* dst) {
       using T = std::remove_reference_t<decltype(*dst)>;
-      // Summed in the compute type, then divided, as PyTorch's kernel.
-      using Sum = std::conditional_t<std::is_same_v<T, double>, double, float>;  // 16-bit types sum in float
-      std::vector<Sum> sums(static_cast<std::size_t>(g.out_len()));
+      // Summed in the compute type (16-bit types in float; each sum rounded to it, so the
+      // double buffer adds nothing), then divided, as PyTorch's kernel.
+      using Sum = std::conditional_t<std::is_same_v<T, double>, double, float>;
+      std::fill(sums.begin(), sums.end(), 0.0);
       taps(g, [&](std::int64_t k, std::int64_t, std::int64_t at) {
-        if (at >= 0) sums[static_cast<std::size_t>(k)] += src[at];
+        if (at >= 0)
+          sums[static_cast<std::size_t>(k)] = static_cast<Sum>(static_cast<Sum>(sums[static_cast<std::size_t>(k)]) + src[at]);
       });
-      for (std::int64_t k = 0; k < g.out_len(); ++k) dst[k] = static_cast<T>(sums[static_cast<std::size_t>(k)] / divisor(k));
+      for (std::size_t k = 0; k < sums.size(); ++k) dst[k] = static_cast<T>(static_cast<Sum>(sums[k]) / divisor[k]);
     });
+  }
   trace.done("avg_pool2d", {&x}, out);
-  autograd::record(out, "AvgPool2DBackward0", {x}, [g, count_include_pad, divisor](const Tensor& grad, const Node&) {
+  autograd::record(out, "AvgPool2DBackward0", {x}, [g, count_include_pad](const Tensor& grad, const Node&) {
     Tensor gx = zeros_like_input(g, grad);
     if (on_gpu(gx)) {
       gpu().avg_pool_backward(gx, grad.contiguous(), g, count_include_pad);
       return Grads{gx};
     }
+    const std::vector<double> divisor = avg_pool_divisors(g, count_include_pad);
     for_each_plane(grad.contiguous(), g.out_len(), gx, g.h * g.w, g.n * g.c, [&](std::int64_t, const auto* src, auto* dst) {
       using T = std::remove_reference_t<decltype(*dst)>;
       taps(g, [&](std::int64_t k, std::int64_t, std::int64_t at) {
-        if (at >= 0) dst[at] += static_cast<T>(src[k] / divisor(k));
+        if (at >= 0) dst[at] += static_cast<T>(src[k] / divisor[static_cast<std::size_t>(k)]);
       });
     });
     return Grads{gx};

@@ -134,11 +134,10 @@ Embedding::Embedding(std::int64_t num_embeddings, std::int64_t dim, std::optiona
   if (num_embeddings < 1 || dim < 1) throw ShapeError("Embedding: num_embeddings and dim must be positive");
   if (padding_idx && (*padding_idx >= num_embeddings || *padding_idx < -num_embeddings))
     throw ShapeError("Padding_idx must be within num_embeddings");
-  if (padding_idx && *padding_idx < 0) padding_idx_ = *padding_idx + num_embeddings;
   {
     NoGradGuard guard;
     weight = randn({num_embeddings, dim});
-    if (padding_idx_) weight.select(0, *padding_idx_).zero_();
+    if (padding_idx) weight.select(0, *padding_idx).zero_();  // select counts a negative index from the end
   }
   register_parameter("weight", weight);
 }

@@ -287,17 +287,16 @@ Tensor linear(const Tensor& x, const Tensor& weight, const Tensor& bias) {
   if (auto r = autocast::run(
           "linear", [](const Tensor& in, const Tensor& w, const Tensor& b) { return linear(in, w, b); }, x, weight, bias))
     return *r;
-  const Tensor &in = x, &w = weight, &b = bias;
-  if (!b.defined()) return in.matmul(w.t());
+  if (!bias.defined()) return x.matmul(weight.t());
   // PyTorch's at::linear: addmm, the bias added before the one rounding, for a matrix and
   // for a contiguous batch folded into one; otherwise matmul, then the bias.
-  if (in.dim() == 2) return addmm(b, in, w.t());
-  if (in.dim() > 2 && in.is_contiguous()) {
-    Shape shape = in.sizes();
-    shape.back() = w.size(0);
-    return addmm(b, in.view({-1, in.size(-1)}), w.t()).view(shape);
+  if (x.dim() == 2) return addmm(bias, x, weight.t());
+  if (x.dim() > 2 && x.is_contiguous()) {
+    Shape shape = x.sizes();
+    shape.back() = weight.size(0);
+    return addmm(bias, x.view({-1, x.size(-1)}), weight.t()).view(shape);
   }
-  return in.matmul(w.t()) + b;
+  return x.matmul(weight.t()) + bias;
 }
 
 Tensor scaled_dot_product_attention(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& attn_mask, double dropout_p,

@@ -11,8 +11,8 @@
 
 namespace memlens::detail {
 
-// Whether the rows of x's last `dims` dims can go through these loops: x on the host,
-// contiguous and floating.
+// Whether x's rows can go through these loops: x on the host, contiguous, floating and
+// of at least one dim.
 bool host_rows(const Tensor& x);
 // out (contiguous, x's shape and dtype) = softmax, or log_softmax, of each row of x's last dim.
 void softmax_rows(const Tensor& out, const Tensor& x, bool log);
