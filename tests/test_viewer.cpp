@@ -6,6 +6,8 @@
 #include <catch2/catch.hpp>
 #include <cstdlib>
 #include <filesystem>
+#include <memlens/trace/trace_reader.hpp>
+#include <regex>
 #include <set>
 
 #include "memlens_cli.hpp"
@@ -136,4 +138,97 @@ TEST_CASE("memlens-viewer: a real PyTorch snapshot opens and draws its memory ov
   CHECK(colours.size() > 20);  // the timeline is drawn, not an empty window
   CHECK(axis_text > 200);      // time and bytes axes with their labels
   std::filesystem::remove(png);
+}
+
+namespace {
+
+// Pixels of exactly this colour in the image's top `rows` (where the summary line is).
+int colour_in_top(const Image& img, std::array<unsigned char, 3> c, int rows) {
+  int n = 0;
+  for (int y = 0; y < rows && y < img.height; ++y)
+    for (int x = 0; x < img.width; ++x) n += img.at(x, y) == c;
+  return n;
+}
+
+// "wrote PATH (STATE, N events, S steps)" from the viewer's output.
+struct Shot {
+  std::string state;
+  std::uint64_t events = 0, steps = 0;
+};
+Shot shot_line(const std::string& out, const std::string& path) {
+  std::smatch m;
+  REQUIRE(std::regex_search(out, m, std::regex("wrote " + path + R"( \((\w+), (\d+) events, (\d+) steps\))")));
+  return {m[1], std::stoull(m[2]), std::stoull(m[3])};
+}
+
+constexpr std::array<unsigned char, 3> kRecordingRed{255, 89, 89}, kOrange{255, 153, 51}, kFinishedGreen{102, 217, 102};
+
+}  // namespace
+
+TEST_CASE("memlens-viewer --follow: the timeline grows while a program records; kill -9 leaves what it flushed",
+          "[viewer][follow]") {
+  if (!have_xvfb()) {
+    WARN("skipped: xvfb-run is not installed");
+    return;
+  }
+  const std::string trace = temp("viewer-follow.memtrace"), during = temp("follow-during.png"), after = temp("follow-after.png");
+  std::remove(trace.c_str());
+  Background viewer({"xvfb-run", "-a", "-s", "-screen 0 1920x1200x24", VIEWER_BIN, "--follow", trace, "--size", "1000x700",
+                     "--screenshot-while-recording", during, "--screenshot", after},
+                    temp("viewer-follow.out"));
+  Background recording({MEMLENS_BIN, "record", "-o", trace, "--", MLP_CLASSIFIER_BIN, "--steps", "100000000"},
+                       temp("viewer-follow-record.out"));
+  REQUIRE(viewer.wait_for_output("wrote " + during, std::chrono::seconds(60)));
+  std::this_thread::sleep_for(std::chrono::seconds(1));  // it records on
+  const std::int64_t pid = memlens::profiler::TraceReader(trace).header().pid;
+  REQUIRE(kill(static_cast<pid_t>(pid), SIGKILL) == 0);
+  CHECK(recording.wait(std::chrono::seconds(30)) == 137);
+  REQUIRE(viewer.wait(std::chrono::seconds(60)) == 0);
+
+  const std::string out = viewer.output();
+  INFO(out);
+  const Shot a = shot_line(out, during), b = shot_line(out, after);
+  CHECK(a.state == "recording");
+  CHECK(a.steps > 0);
+  CHECK(b.state == "stopped");
+  CHECK(b.events > a.events);  // grown between the two moments
+  CHECK(b.steps > a.steps);
+  // The second shows every event of the file's whole chunks, read here by a reader of its own.
+  memlens::profiler::TraceReader whole(trace);
+  CHECK_FALSE(whole.has_footer());
+  CHECK(b.events == whole.totals().events);
+  const Image first = load_png(during), second = load_png(after);
+  CHECK(colour_in_top(first, kRecordingRed, 30) > 4);  // "[recording]" (its glyphs' solid pixels)
+  CHECK(colour_in_top(first, kOrange, 60) == 0);
+  CHECK(colour_in_top(second, kRecordingRed, 30) == 0);
+  CHECK(colour_in_top(second, kOrange, 60) > 4);  // "[stopped: ... (killed?) ...]" and the warning
+  std::filesystem::remove(during);
+  std::filesystem::remove(after);
+}
+
+TEST_CASE("memlens record --view: the program and a viewer following its trace, together", "[viewer][follow]") {
+  if (!have_xvfb()) {
+    WARN("skipped: xvfb-run is not installed");
+    return;
+  }
+  const std::string trace = temp("record-view.memtrace"), during = temp("record-view-during.png"),
+                    after = temp("record-view-after.png"), wrapper = temp("viewer-wrapper.sh");
+  // MEMLENS_VIEWER names the viewer to start: here one that also takes the screenshots.
+  std::ofstream(wrapper) << "#!/bin/sh\nexec " << quote(VIEWER_BIN) << " \"$@\" --size 1000x700 --screenshot-while-recording "
+                         << quote(during) << " --screenshot " << quote(after) << "\n";
+  std::filesystem::permissions(wrapper, std::filesystem::perms::owner_all);
+  Run r = run_command("MEMLENS_VIEWER=" + quote(wrapper) + " xvfb-run -a -s '-screen 0 1920x1200x24' " + quote(MEMLENS_BIN) +
+                      " record --view -o " + quote(trace) + " -- " + quote(MLP_CLASSIFIER_BIN) + " --steps 1500");
+  INFO(r.out);
+  REQUIRE(r.status == 0);
+  const Shot a = shot_line(r.out, during), b = shot_line(r.out, after);
+  CHECK(a.state == "recording");
+  CHECK(b.state == "finished");
+  CHECK(b.steps == 1500);
+  CHECK(a.events < b.events);
+  CHECK(r.out.find("to " + trace + ": " + std::to_string(b.events) + " events") != std::string::npos);
+  CHECK(colour_in_top(load_png(after), kFinishedGreen, 30) > 4);  // "[finished]"
+  std::filesystem::remove(during);
+  std::filesystem::remove(after);
+  std::filesystem::remove(wrapper);
 }

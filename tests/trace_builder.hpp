@@ -15,9 +15,10 @@ class TraceBuilder {
  public:
   static constexpr std::uint8_t kCpu = 0, kSim = 1;
 
-  explicit TraceBuilder(const std::string& name, std::size_t events_per_chunk = 4096)
+  // `pid`: the header's (a follower asks whether that process still runs).
+  explicit TraceBuilder(const std::string& name, std::size_t events_per_chunk = 4096, std::int64_t pid = 7)
       : path_("/tmp/memlens-test-" + std::to_string(::getpid()) + "-" + name + ".memtrace"),
-        writer_(path_, header(), events_per_chunk) {}
+        writer_(path_, header(pid), events_per_chunk) {}
   ~TraceBuilder() { std::remove(path_.c_str()); }
 
   std::uint32_t site(int line, const char* file = "model.cpp") { return writer_.intern_site(file, line, "train"); }
@@ -96,10 +97,10 @@ class TraceBuilder {
   TraceWriter& writer() { return writer_; }
 
  private:
-  static TraceHeader header() {
+  static TraceHeader header(std::int64_t pid) {
     TraceHeader h;
     h.program = "hand-built";
-    h.pid = 7;
+    h.pid = pid;
     h.devices = {{"cpu", 0}, {"sim:0", std::uint64_t{1} << 30}};
     return h;
   }

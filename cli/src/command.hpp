@@ -26,7 +26,8 @@ class Command {
 
 using Commands = std::vector<std::unique_ptr<Command>>;
 
-void add_record_command(CLI::App& app, Commands& out);
+// `argv0`: where memlens runs from, to find memlens-viewer beside it (record --view, view).
+void add_record_command(CLI::App& app, Commands& out, const std::string& argv0);
 void add_report_commands(CLI::App& app, Commands& out);  // `report`, then one per section
 void add_diff_command(CLI::App& app, Commands& out);
 void add_export_command(CLI::App& app, Commands& out);
@@ -35,7 +36,6 @@ void add_check_command(CLI::App& app, Commands& out);
 void add_baseline_command(CLI::App& app, Commands& out);
 void add_history_commands(CLI::App& app, Commands& out);  // `history add`, `history show`
 void add_import_command(CLI::App& app, Commands& out);
-// `argv0`: where memlens runs from, to find memlens-viewer beside it.
 void add_view_command(CLI::App& app, Commands& out, const std::string& argv0);
 
 }  // namespace memlens::cli

@@ -18,7 +18,7 @@ int main(int argc, char** argv) {
   app.set_help_all_flag("--help-all", "help for every command");
 
   Commands commands;
-  add_record_command(app, commands);
+  add_record_command(app, commands, argv[0]);
   add_report_commands(app, commands);
   add_diff_command(app, commands);
   add_export_command(app, commands);

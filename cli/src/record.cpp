@@ -86,6 +86,7 @@ RecordOutcome record_program(const RecordRequest& r) {
   int exec_errno = 0;
   bool exec_failed = read(fds[0], &exec_errno, sizeof exec_errno) == static_cast<ssize_t>(sizeof exec_errno);
   ::close(fds[0]);
+  if (!exec_failed && r.started) r.started(pid);
   // Ctrl-C reaches the program (same process group); memlens waits for it to finish.
   struct sigaction ignore {
   }, old_int{}, old_quit{};

@@ -4,6 +4,7 @@
 // MEMLENS_DEVICE), so the program needs no change. With CUPTI, any CUDA program: the
 // driver loads the collector named by CUDA_INJECTION64_PATH, which writes to
 // MEMLENS_CUPTI_TRACE.
+#include <functional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -18,6 +19,7 @@ struct RecordRequest {
   std::string device;                                            // "" = the program's default
   std::string cupti_library;                                     // set: record through CUPTI, injecting this library
   std::vector<std::pair<std::string, std::string>> environment;  // more variables for the program
+  std::function<void(int pid)> started;                          // called once the program runs (record --view)
 };
 
 struct RecordOutcome {

@@ -1,5 +1,10 @@
 // memlens record: a program under the recorder (record.hpp), then a few lines on what the
 // trace holds.
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
 #include <filesystem>
 #include <map>
 
@@ -11,6 +16,7 @@
 #include "python_program.hpp"
 #include "record.hpp"
 #include "trace_input.hpp"
+#include "viewer_program.hpp"
 
 namespace memlens::cli {
 
@@ -48,21 +54,26 @@ void print_rank_traces(const std::string& trace, std::filesystem::file_time_type
 
 class RecordCommand final : public Command {
  public:
-  explicit RecordCommand(CLI::App& parent)
+  RecordCommand(CLI::App& parent, std::string argv0)
       : Command(parent.add_subcommand("record",
                                       "run a program under the recorder: one linked with the memlens runtime, "
-                                      "a PyTorch script (python3 ...), or any CUDA program (--cupti)")) {
+                                      "a PyTorch script (python3 ...), or any CUDA program (--cupti)")),
+        argv0_(std::move(argv0)) {
     app_->add_option("-o,--output", request_.output, "trace to write (default memlens-PROGRAM.memtrace)");
     app_->add_flag("--stacks", request_.stacks, "record native stacks on allocations (MEMLENS_STACKS=1)");
     app_->add_option("--stack-depth", stack_depth_, "deepest stack recorded, 1 to 32 (default 32)");
     app_->add_option("--device", request_.device, "what serves the program's cuda(): sim, cuda or cpu")
         ->check(CLI::IsMember({"sim", "cuda", "cpu", "auto"}));
     app_->add_flag("--cupti", cupti_, "record any CUDA program through CUPTI (segments, pool blocks, copies, memsets)");
+    app_->add_flag("--view", view_,
+                   "watch it in memlens-viewer while it runs: the viewer follows the trace as it is written "
+                   "(memlens returns once both the program and the viewer have ended)");
     app_->add_option("command", request_.command, "PROGRAM ARGS... (after --)")->required();
     app_->positionals_at_end();
     app_->footer(
         "Examples: memlens record -o lr.memtrace -- build/samples/linear_regression 100\n"
         "          memlens record -o train.memtrace -- python3 train.py --epochs 2\n"
+        "          memlens record --view -o train.memtrace -- python3 train.py   (watch it live)\n"
         "Exits with the program's exit status (128+N when killed by signal N).");
   }
 
@@ -80,6 +91,11 @@ class RecordCommand final : public Command {
       request_.environment = launch.environment;
     }
     const auto started = std::filesystem::file_time_type::clock::now();
+    if (view_) {
+      if (request_.output.empty())
+        request_.output = "memlens-" + std::filesystem::path(request_.command[0]).filename().string() + ".memtrace";
+      request_.started = [this](int pid) { viewer_ = start_viewer(request_.output, pid); };
+    }
     RecordOutcome out = record_program(request_);
     std::error_code ec;
     auto size = std::filesystem::file_size(out.trace, ec);
@@ -106,10 +122,39 @@ class RecordCommand final : public Command {
     std::printf("memlens: %s; see `memlens report %s`\n", kinds.empty() ? "no findings" : ("findings: " + kinds).c_str(),
                 out.trace.c_str());
     if (python) print_rank_traces(out.trace, started);
+    wait_for_viewer(out.trace);
     return out.exit_status;
   }
 
  private:
+  // memlens-viewer following `trace` as the program `pid` writes it; -1 when it cannot start.
+  pid_t start_viewer(const std::string& trace, int pid) const {
+    const std::string viewer = viewer_program(argv0_);
+    const std::string pid_text = std::to_string(pid);
+    pid_t child = fork();
+    if (child == 0) {
+      execlp(viewer.c_str(), viewer.c_str(), "--follow", "--pid", pid_text.c_str(), trace.c_str(), static_cast<char*>(nullptr));
+      std::fprintf(stderr, "memlens: record --view: cannot start %s: %s (the recording goes on)\n", viewer.c_str(),
+                   std::strerror(errno));
+      _exit(127);
+    }
+    return child;
+  }
+
+  void wait_for_viewer(const std::string& trace) const {
+    if (viewer_ <= 0) return;
+    int status = 0;
+    if (waitpid(viewer_, &status, WNOHANG) == 0) {
+      std::printf("memlens: the viewer shows %s until you close it\n", trace.c_str());
+      std::fflush(stdout);
+      while (waitpid(viewer_, &status, 0) < 0 && errno == EINTR) {
+      }
+    }
+  }
+
+  std::string argv0_;
+  pid_t viewer_ = -1;
+  bool view_ = false;
   RecordRequest request_;
   bool cupti_ = false;
   std::string stack_depth_;
@@ -117,6 +162,8 @@ class RecordCommand final : public Command {
 
 }  // namespace
 
-void add_record_command(CLI::App& app, Commands& out) { out.push_back(std::make_unique<RecordCommand>(app)); }
+void add_record_command(CLI::App& app, Commands& out, const std::string& argv0) {
+  out.push_back(std::make_unique<RecordCommand>(app, argv0));
+}
 
 }  // namespace memlens::cli

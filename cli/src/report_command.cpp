@@ -7,6 +7,7 @@
 #include "exit_codes.hpp"
 #include "memlens/analysis/render.hpp"
 #include "output_file.hpp"
+#include "report_follow.hpp"
 #include "trace_input.hpp"
 
 namespace memlens::cli {
@@ -20,13 +21,18 @@ class ReportCommand final : public Command {
   // `fixed`: the one section a single-section command shows; none for `report`.
   ReportCommand(CLI::App& parent, const std::string& name, const std::string& help, std::optional<Section> fixed)
       : Command(parent.add_subcommand(name, help)), fixed_(fixed) {
-    app_->add_option("FILE", files_, "traces or PyTorch snapshots (several: one per rank)")->required()->check(CLI::ExistingFile);
+    // Not checked for existence here: --follow may wait for a recording to create it.
+    app_->add_option("FILE", files_, "traces or PyTorch snapshots (several: one per rank)")->required();
     app_->add_option("--format", format_, "text, markdown, json, or html (one self-contained page: timelines, findings, tables)")
         ->check(CLI::IsMember({"text", "markdown", "json", "html"}))
         ->capture_default_str();
     app_->add_option("-o,--output", output_, "write the report to this file");
     app_->add_flag("--stacks", stacks_, "show the whole stack of each allocation site at the peaks (JSON always has them)");
     flags_.add(app_);
+    if (!fixed_)
+      app_->add_flag("--follow", follow_,
+                     "follow a trace while it is recorded: a summary redrawn each second (the memory now and at its "
+                     "peaks, the newest findings) until the recording ends");
     if (!fixed_)
       app_->add_option("--only", only_,
                        "comma-separated sections: summary,peak,leaks,broadcast,contiguity,"
@@ -41,6 +47,13 @@ class ReportCommand final : public Command {
     else if (!only_.empty()) ro.sections = sections(only_);
     ro.color = color_wanted(format_, output_);
     ro.stacks = stacks_;
+    if (follow_) {
+      if (files_.size() != 1)
+        throw UsageError("report --follow: one trace at a time (got " + std::to_string(files_.size()) + ")");
+      if (!output_.empty() || format_ != "text" || !only_.empty() || stacks_)
+        throw UsageError("report --follow: draws its own summary on the terminal; leave out -o, --format, --only and --stacks");
+      return follow_report(files_[0], options, ro);
+    }
     OutputFile out(output_, files_, "-o");
     std::vector<Report> reports;
     for (const auto& f : files_) reports.push_back(load_trace(f, options, flags_.import).report);
@@ -69,7 +82,7 @@ class ReportCommand final : public Command {
 
   std::vector<std::string> files_;
   std::string format_ = "text", only_, output_;
-  bool stacks_ = false;
+  bool stacks_ = false, follow_ = false;
   AnalysisFlags flags_;
   std::optional<Section> fixed_;
 };

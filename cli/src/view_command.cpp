@@ -1,4 +1,4 @@
-// memlens view: hands the input to memlens-viewer.
+// memlens view: hands the input to memlens-viewer (to follow, with --follow).
 #include <unistd.h>
 
 #include <cerrno>
@@ -7,6 +7,7 @@
 
 #include "command.hpp"
 #include "exit_codes.hpp"
+#include "viewer_program.hpp"
 
 namespace memlens::cli {
 
@@ -16,25 +17,22 @@ class ViewCommand final : public Command {
  public:
   ViewCommand(CLI::App& parent, std::string argv0)
       : Command(parent.add_subcommand("view", "open a trace or a PyTorch snapshot in memlens-viewer")), argv0_(std::move(argv0)) {
-    app_->add_option("FILE", file_, "a trace or a PyTorch snapshot")->required()->check(CLI::ExistingFile);
+    app_->add_option("FILE", file_, "a trace or a PyTorch snapshot")->required();
+    app_->add_flag("--follow", follow_,
+                   "follow a trace while it is recorded (the timeline grows; waits for the file if it is not there yet)");
   }
 
   int run() override {
-    // Beside memlens when installed, in viewer/ of the same build tree, else on PATH.
-    auto dir = std::filesystem::path(argv0_).parent_path();
-    std::filesystem::path viewer = "memlens-viewer";
-    std::error_code ec;
-    for (auto candidate : {dir / "memlens-viewer", dir / ".." / "viewer" / "memlens-viewer"})
-      if (std::filesystem::exists(candidate, ec)) {
-        viewer = candidate;
-        break;
-      }
-    execlp(viewer.c_str(), viewer.c_str(), file_.c_str(), static_cast<char*>(nullptr));
-    throw UsageError("view: cannot start " + viewer.string() + ": " + std::strerror(errno) + " (build with -DMEMLENS_VIEWER=ON)");
+    if (!follow_ && !std::filesystem::exists(file_)) throw UsageError(file_ + ": cannot open: No such file or directory");
+    const std::string viewer = viewer_program(argv0_);
+    if (follow_) execlp(viewer.c_str(), viewer.c_str(), "--follow", file_.c_str(), static_cast<char*>(nullptr));
+    else execlp(viewer.c_str(), viewer.c_str(), file_.c_str(), static_cast<char*>(nullptr));
+    throw UsageError("view: cannot start " + viewer + ": " + std::strerror(errno) + " (build with -DMEMLENS_VIEWER=ON)");
   }
 
  private:
   std::string argv0_, file_;
+  bool follow_ = false;
 };
 
 }  // namespace

@@ -2,10 +2,12 @@
 //
 //   memlens-viewer [TRACE] [--diff OTHER] [--screenshot OUT.png] [--size 1600x1000]
 //                  [--cursor peak|SECONDS] [--tab memory|leaks|broadcast|...] [--stack category|site]
+//                  [--follow [--pid PID] [--screenshot-while-recording OUT.png]]
 //
 // With --screenshot it renders the window once the trace is analysed, writes the PNG and
-// exits (Xvfb and Mesa's software OpenGL are enough). --frames N with --benchmark prints
-// the time to the first frame and the mean frame time as JSON.
+// exits (Xvfb and Mesa's software OpenGL are enough); with --follow, once the recording
+// has finished or stopped. --frames N with --benchmark prints the time to the first frame
+// and the mean frame time as JSON (with --follow, the slowest frame too).
 #include <GLFW/glfw3.h>
 #include <imgui.h>
 #include <imgui_impl_glfw.h>
@@ -43,6 +45,7 @@ struct App {
 
   void apply_cursor_request() {
     if (cursor_request.empty() || trace.state() != TraceSession::State::Ready) return;
+    view.follow_newest = false;
     if (cursor_request == "peak") {
       if (const auto* d = trace.report().main_device()) view.cursor_ns = d->peak_allocated.time_ns;
     } else {
@@ -51,11 +54,41 @@ struct App {
     cursor_request.clear();
   }
 
+  // A followed trace's state beside its summary: recording until the footer, then finished;
+  // stopped (with why) when its program went without one.
+  void draw_follow_state() {
+    ImGui::SameLine();
+    switch (trace.follow_state()) {
+      case analysis::FollowState::Recording:
+        ImGui::TextColored(ImVec4(1, 0.35f, 0.35f, 1), "[recording]");
+        break;
+      case analysis::FollowState::Finished:
+        ImGui::TextColored(ImVec4(0.4f, 0.85f, 0.4f, 1), "[finished]");
+        break;
+      case analysis::FollowState::Stopped:
+      case analysis::FollowState::Waiting:
+        ImGui::TextColored(ImVec4(1, 0.6f, 0.2f, 1), "[%s: %s]", std::string(follow_state_name(trace.follow_state())).c_str(),
+                           trace.follow_reason().c_str());
+        break;
+    }
+  }
+
+  // Headless: the trace to shoot is ready (a followed one: its recording is over).
+  bool settled() const {
+    if (!trace.following()) return ready();
+    const auto s = trace.follow_state();
+    return trace.state() == TraceSession::State::Failed ||
+           (trace.state() == TraceSession::State::Ready &&
+            (s == analysis::FollowState::Finished || s == analysis::FollowState::Stopped));
+  }
+
   bool ready() const { return trace.state() != TraceSession::State::Loading && other.state() != TraceSession::State::Loading; }
 
   void frame() {
     for (const auto& p : dropped) trace.open(p), diff.reset(), view.fit = true;
     dropped.clear();
+    trace.take_update();
+    view.live = trace.following();
     if (std::string e = trace.take_error(); !e.empty()) message = e;
     if (std::string e = other.take_error(); !e.empty()) message = e;
     apply_cursor_request();
@@ -105,6 +138,11 @@ struct App {
         ImGui::TextWrapped("No trace open. Record one with `memlens record -o run.memtrace -- PROGRAM`, then drop it here.");
         break;
       case TraceSession::State::Loading:
+        if (trace.following() && trace.progress() == 0) {
+          ImGui::TextUnformatted(trace.follow_reason().empty() ? ("waiting for " + trace.path()).c_str()
+                                                               : trace.follow_reason().c_str());
+          break;
+        }
         ImGui::Text("reading %s", trace.path().c_str());
         ImGui::ProgressBar(static_cast<float>(trace.progress()), ImVec2(400, 0));
         break;
@@ -113,6 +151,7 @@ struct App {
         ImGui::Text("%s: %llu events, %.3f s, %llu steps, %zu findings", r.program.c_str(),
                     static_cast<unsigned long long>(r.events), static_cast<double>(r.duration_ns) / 1e9,
                     static_cast<unsigned long long>(r.steps), r.findings.size());
+        if (trace.following()) draw_follow_state();
         if (!r.problem.empty()) ImGui::TextColored(ImVec4(1, 0.6f, 0.2f, 1), "warning: %s", r.problem.c_str());
         draw_timeline(r, view, ImGui::GetContentRegionAvail().y * 0.42f);
         if (ImGui::BeginTabBar("tabs")) {
@@ -172,9 +211,18 @@ bool parse_tab(const std::string& name, Tab* out) {
 int main(int argc, char** argv) {
   CLI::App cli{"memlens-viewer: memory over time, the allocator at any moment, and every report, clickable", "memlens-viewer"};
   std::string file, other, screenshot, size = "1600x1000", cursor, tab = "memory", stack = "category";
+  std::string during_screenshot;
   int frames = 0;
-  bool benchmark = false;
+  std::int64_t pid = 0;
+  bool benchmark = false, follow = false;
   cli.add_option("TRACE", file, "a .memtrace to open (or drop one on the window)");
+  cli.add_flag("--follow", follow,
+               "follow TRACE while it is recorded: the timeline grows, the cursor stays at the newest time until "
+               "moved, the reports refresh; waits for the file if it is not there yet");
+  cli.add_option("--pid", pid, "with --follow: the recording program's process (a trace another process wrote is waited past)")
+      ->check(CLI::PositiveNumber);
+  cli.add_option("--screenshot-while-recording", during_screenshot,
+                 "with --follow: also a PNG of the first frame that shows the recording under way (a step done)");
   cli.add_option("--diff", other, "a second trace to compare with (the diff tab)");
   cli.add_option("--screenshot", screenshot, "render one frame to this PNG and exit");
   cli.add_option("--size", size, "window size, WIDTHxHEIGHT")->capture_default_str();
@@ -204,6 +252,14 @@ int main(int argc, char** argv) {
     return 2;
   }
   app.view.by_site = stack == "site";
+  if (follow && file.empty()) {
+    std::fprintf(stderr, "memlens-viewer: --follow: give the trace to follow\n");
+    return 2;
+  }
+  if (!follow && (pid || !during_screenshot.empty())) {
+    std::fprintf(stderr, "memlens-viewer: --pid and --screenshot-while-recording go with --follow\n");
+    return 2;
+  }
   bool headless = !screenshot.empty() || frames > 0;
   auto start = std::chrono::steady_clock::now();
 
@@ -236,14 +292,30 @@ int main(int argc, char** argv) {
   ImGui_ImplOpenGL3_Init("#version 130");
 
   app.cursor_request = cursor;
-  if (!file.empty()) app.trace.open(file);
+  app.trace.on_publish([] { glfwPostEmptyEvent(); });
+  if (follow) app.trace.follow(file, pid);
+  else if (!file.empty()) app.trace.open(file);
   if (!other.empty()) app.other.open(other);
 
-  double first_frame_s = -1, frame_total_s = 0;
-  int frames_after_ready = 0, status = 0;
+  double first_frame_s = -1, frame_total_s = 0, slowest_frame_s = 0;
+  int frames_after_ready = 0, frames_recording = 0, status = 0;
+  // What a screenshot of a followed trace showed, on stdout (its tests read it).
+  auto shot = [&](const std::string& path, int fw, int fh) {
+    write_screenshot(path, fw, fh);
+    if (!app.trace.following()) return;
+    const analysis::Report& r = app.trace.report();
+    std::printf("memlens-viewer: wrote %s (%s, %llu events, %llu steps)\n", path.c_str(),
+                std::string(follow_state_name(app.trace.follow_state())).c_str(), static_cast<unsigned long long>(r.events),
+                static_cast<unsigned long long>(r.steps));
+    std::fflush(stdout);
+  };
   while (!glfwWindowShouldClose(window)) {
     auto frame_start = std::chrono::steady_clock::now();
-    glfwPollEvents();
+    // A window in use, or one following a recording, is drawn when something happens (input,
+    // a new report) or every 100 ms: drawing without pause would take a CPU from the
+    // program being recorded (Mesa draws on the CPU). A screenshot of a whole trace draws at once.
+    if (headless && !app.trace.following()) glfwPollEvents();
+    else glfwWaitEventsTimeout(0.1);
     ImGui_ImplOpenGL3_NewFrame();
     ImGui_ImplGlfw_NewFrame();
     ImGui::NewFrame();
@@ -258,7 +330,19 @@ int main(int argc, char** argv) {
     glFinish();
     auto now = std::chrono::steady_clock::now();
     if (first_frame_s < 0) first_frame_s = std::chrono::duration<double>(now - start).count();
-    if (headless && app.ready()) {
+    if (app.trace.following() && app.trace.state() == TraceSession::State::Ready)
+      slowest_frame_s = std::max(slowest_frame_s, std::chrono::duration<double>(now - frame_start).count());
+    if (!during_screenshot.empty() && app.trace.state() == TraceSession::State::Ready &&
+        app.trace.follow_state() == analysis::FollowState::Recording && app.trace.report().steps > 0 && ++frames_recording == 4) {
+      try {
+        shot(during_screenshot, fw, fh);
+      } catch (const std::exception& e) {
+        std::fprintf(stderr, "memlens-viewer: %s\n", e.what());
+        status = 2;
+        break;
+      }
+    }
+    if (headless && app.settled()) {
       if (app.trace.state() != TraceSession::State::Ready) {
         std::fprintf(stderr, "memlens-viewer: %s\n", app.message.empty() ? "no trace to show" : app.message.c_str());
         status = 2;
@@ -268,8 +352,13 @@ int main(int argc, char** argv) {
       if (frames_after_ready > 3) frame_total_s += std::chrono::duration<double>(now - frame_start).count();
       // A few frames first: ImGui lays out tables and tabs over the first frames.
       if (!screenshot.empty() && frames_after_ready == 4) {
+        if (!during_screenshot.empty() && frames_recording < 4) {
+          std::fprintf(stderr, "memlens-viewer: the recording ended before a frame showed it under way: no %s\n",
+                       during_screenshot.c_str());
+          status = 2;
+        }
         try {
-          write_screenshot(screenshot, fw, fh);
+          shot(screenshot, fw, fh);
         } catch (const std::exception& e) {
           std::fprintf(stderr, "memlens-viewer: %s\n", e.what());
           status = 2;
@@ -285,8 +374,8 @@ int main(int argc, char** argv) {
     int measured = std::max(1, frames_after_ready - 3);
     std::printf(
         "{\"benchmark\": \"memlens_viewer\", \"time_to_first_frame_s\": %.4f, \"time_to_report_s\": %.4f, "
-        "\"frames\": %d, \"mean_frame_ms\": %.3f}\n",
-        first_frame_s, ready_s, measured, 1000 * frame_total_s / measured);
+        "\"frames\": %d, \"mean_frame_ms\": %.3f, \"slowest_frame_following_ms\": %.3f}\n",
+        first_frame_s, ready_s, measured, 1000 * frame_total_s / measured, 1000 * slowest_frame_s);
   }
   app.trace.wait();
   app.other.wait();

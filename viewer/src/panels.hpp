@@ -25,6 +25,8 @@ struct ViewState {
   bool tab_requested = true;     // select `tab` on the next frame
   std::string source;            // "file:line" shown with its lines, "" for none
   std::uint64_t generation = 0;  // changes whenever a trace (or the one compared) is read
+  bool live = false;             // the trace is followed while it is recorded
+  bool follow_newest = true;     // live: the cursor and the view stay at the newest time until moved
 };
 
 ImU32 category_color(analysis::Category c);

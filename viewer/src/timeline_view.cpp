@@ -95,6 +95,7 @@ ImU32 category_color(analysis::Category c) {
 void draw_timeline(const analysis::Report& r, ViewState& v, float height) {
   const double duration = std::max<double>(1.0, static_cast<double>(r.duration_ns));
   if (v.fit || v.end_ns <= v.begin_ns) v.begin_ns = 0, v.end_ns = duration, v.fit = false;
+  if (v.live && v.follow_newest) v.begin_ns = 0, v.end_ns = duration, v.cursor_ns = r.duration_ns;
 
   // Legend: categories, or the top sites (of the first device's series) and the rest.
   auto legend = [](const std::string& name, ImU32 colour) {
@@ -118,8 +119,12 @@ void draw_timeline(const analysis::Report& r, ViewState& v, float height) {
   if (ImGui::SmallButton("fit")) v.begin_ns = 0, v.end_ns = duration;
   ImGui::SameLine();
   if (ImGui::SmallButton("peak"))
-    if (const auto* d = r.main_device()) v.cursor_ns = d->peak_allocated.time_ns;
+    if (const auto* d = r.main_device()) v.cursor_ns = d->peak_allocated.time_ns, v.follow_newest = false;
   ImGui::SameLine();
+  if (v.live) {
+    ImGui::Checkbox("newest", &v.follow_newest);  // keep the cursor at the newest time
+    ImGui::SameLine();
+  }
   ImGui::Text("cursor %.6f s", static_cast<double>(v.cursor_ns) / 1e9);
 
   const int devices = std::max<int>(1, static_cast<int>(r.timeline.series.size()));
@@ -137,6 +142,7 @@ void draw_timeline(const analysis::Report& r, ViewState& v, float height) {
   // Input: zoom around the mouse, pan by dragging, click to move the cursor.
   ImGuiIO& io = ImGui::GetIO();
   if (hovered && io.MouseWheel != 0) {
+    v.follow_newest = false;
     double at = t_of(io.MousePos.x), k = io.MouseWheel > 0 ? 0.8 : 1.25;
     v.begin_ns = at - (at - v.begin_ns) * k;
     v.end_ns = at + (v.end_ns - at) * k;
@@ -144,7 +150,9 @@ void draw_timeline(const analysis::Report& r, ViewState& v, float height) {
   if (ImGui::IsItemActive() && ImGui::IsMouseDragging(ImGuiMouseButton_Left)) {
     double dt = -io.MouseDelta.x / size.x * (v.end_ns - v.begin_ns);
     v.begin_ns += dt, v.end_ns += dt;
+    v.follow_newest = false;
   } else if (ImGui::IsItemDeactivated() && std::abs(ImGui::GetMouseDragDelta(ImGuiMouseButton_Left).x) < 3) {
+    v.follow_newest = false;
     v.cursor_ns = static_cast<std::uint64_t>(std::clamp(t_of(io.MousePos.x), 0.0, duration));
   }
   dl->PushClipRect(origin, ImVec2(origin.x + size.x, origin.y + size.y), true);

@@ -1,6 +1,8 @@
 #pragma once
 // The analyses one pass feeds: each sees every event, before and after LiveMemory
-// applies it, and writes its section of the Report at the end.
+// applies it, and writes its section of the Report at the end. finish() may come more
+// than once, between events too (a recording followed while it runs): it copies its
+// state out and leaves the pass able to go on.
 #include <memory>
 #include <optional>
 #include <string>

@@ -130,13 +130,15 @@ class ChurnAnalysis final : public Analysis {
     out.window_events = s.options.temporary_window;
     // Every block allocated after step 0 was freed unless it is alive now: counting the
     // survivors here spares the pass a lookup per free.
+    // Counted afresh each time: a followed recording's pass is reported again later.
+    absl::flat_hash_map<std::pair<SiteId, std::uint64_t>, std::uint64_t> alive;
     s.live.for_each_block([&](const LiveBlock& b) {
-      if (b.step > 0)
-        if (auto it = repeats_.find({b.site, b.size}); it != repeats_.end()) ++it->second.alive;
+      if (b.step > 0 && repeats_.contains({b.site, b.size})) ++alive[{b.site, b.size}];
     });
     for (auto& [k, v] : repeats_) {
       if (copy_sites_.get(k.first) || v.steps < 3) continue;
-      const std::uint64_t freed = v.allocs - v.alive;
+      const auto survivors = alive.find(k);
+      const std::uint64_t freed = v.allocs - (survivors == alive.end() ? 0 : survivors->second);
       std::uint64_t possible = last_alloc_step_ - v.first_step + 1;  // steps since the site first allocated
       if (v.steps * 10 < possible * 9 || freed * 10 < v.allocs * 9) continue;
       const bool constant = v.close_constant() && k.second >= s.options.constant_floor;
@@ -162,7 +164,7 @@ class ChurnAnalysis final : public Analysis {
 
  private:
   struct Repeat {
-    std::uint64_t allocs = 0, steps = 0, first_step = 0, last_step = 0, alive = 0, first_ns = 0;
+    std::uint64_t allocs = 0, steps = 0, first_step = 0, last_step = 0, first_ns = 0;
     // The values freed, summed per step they were made in (a step's blocks may be freed in
     // the next: a mask replaced by the next step's): the same sum step after step is the
     // same tensors made again. The last few steps stay open for late frees.

@@ -31,12 +31,22 @@ MemoryAtIndex::MemoryAtIndex(const profiler::TraceReader& trace, std::uint64_t s
       site_table_(std::make_unique<SiteTable>(trace, sites_)),
       spacing_(std::max<std::uint64_t>(spacing, 1)) {}
 
+// The state after every chunk read so far, and when its last event happened.
+struct MemoryAtIndex::Tail {
+  State state;
+  std::size_t chunk = 0;  // the chunks before this one are applied
+  std::uint64_t last_time_ns = 0;
+};
+
 MemoryAtIndex::~MemoryAtIndex() = default;
 
 MemoryAt MemoryAtIndex::at(std::uint64_t time_ns) {
+  // A trace followed while recorded has grown since: the checkpoints before stay true.
+  if (chunks_.size() != trace_.chunk_count()) chunks_ = trace_.chunks();
   const std::uint64_t first = chunks_.empty() ? 0 : chunks_.front().first_time_ns;
   const std::uint64_t until = time_ns > UINT64_MAX - first ? UINT64_MAX : first + time_ns;
-  // Resume from the last checkpoint at or before the moment (or from the start).
+  // Resume from the last checkpoint at or before the moment (or from the start), or from
+  // the end of the last visit that applied every event up to then.
   std::size_t from = 0;
   State state(trace_.header().devices.size());
   for (auto it = checkpoints_.rbegin(); it != checkpoints_.rend(); ++it)
@@ -45,10 +55,18 @@ MemoryAt MemoryAtIndex::at(std::uint64_t time_ns) {
       state = *it->second;
       break;
     }
-  std::uint64_t since = 0;  // events since the last checkpoint passed
+  if (tail_ && tail_->chunk >= from && tail_->last_time_ns <= until) {
+    from = tail_->chunk;
+    state = tail_->state;
+  }
+  bool skipped = false;        // an event after the moment was left out: the state is not the end's
+  std::uint64_t last = 0;      // the time of the last event applied
+  std::uint64_t since = 0;     // events since the last checkpoint passed
+  std::size_t read_to = from;  // the chunks before it were read
   trace_.for_each_from(
       from,
       [&](std::size_t chunk) {
+        read_to = chunk + 1;
         if (chunk == from || since < spacing_ || checkpoints_.count(chunk)) return;
         checkpoints_.emplace(chunk, std::make_unique<State>(state));
         since = 0;
@@ -56,7 +74,11 @@ MemoryAt MemoryAtIndex::at(std::uint64_t time_ns) {
       },
       [&](const Event& e) {
         ++since;
-        if (e.time_ns > until) return;
+        if (e.time_ns > until) {
+          skipped = true;
+          return;
+        }
+        last = std::max(last, e.time_ns);
         SiteId site = site_table_->map(e.site());
         const LiveBlock* b = state.live.apply(e, site, state.index++, 0);
         if (e.kind == EventKind::View && e.view.storage) {
@@ -69,6 +91,10 @@ MemoryAt MemoryAtIndex::at(std::uint64_t time_ns) {
         }
       },
       until);
+  // Everything read was applied: the next visit at or after the newest event (a cursor
+  // that follows a recording) starts here and replays only what has arrived since.
+  if (!skipped && read_to > from && (!tail_ || read_to > tail_->chunk))
+    tail_ = std::make_unique<Tail>(Tail{state, read_to, last});
   return describe(state, time_ns, first);
 }
 

@@ -81,6 +81,42 @@ class Layout {
     return b;
   }
 
+  // What `report --follow` redraws: the memory now and at its peaks, the newest findings.
+  Block live(std::string_view state, const std::string& reason, std::size_t newest) const {
+    Block b{2, std::string(state), {}};
+    if (!reason.empty()) b.parts.push_back({reason, {}, true});
+    b.parts.push_back({r_.program + " (pid " + std::to_string(r_.pid) + "): " + num(r_.events) + " events over " +
+                           seconds(r_.duration_ns) + ", " + num(r_.steps) + (r_.steps == 1 ? " step" : " steps"),
+                       {},
+                       false});
+    if (!r_.problem.empty()) b.parts.push_back({"warning: " + r_.problem, {}, true});
+    Table t{{"device", "allocated now", "peak allocated", "at", "reserved now", "peak reserved"},
+            {false, true, true, true, true, true},
+            -1,
+            {}};
+    for (const auto& d : r_.devices)
+      t.rows.push_back(Row{d.name, bytes_text(d.final_allocated), bytes_text(d.peak_allocated.allocated),
+                           seconds(d.peak_allocated.time_ns), bytes_text(d.final_reserved),
+                           bytes_text(d.peak_reserved.reserved)});
+    b.parts.push_back({"", t, false});
+    std::vector<const Finding*> found;
+    for (const Finding& f : r_.findings) found.push_back(&f);
+    std::stable_sort(found.begin(), found.end(), [](const Finding* a, const Finding* c) { return a->time_ns > c->time_ns; });
+    if (found.size() > newest) found.resize(newest);
+    b.parts.push_back({found.empty() ? "no findings"
+                       : found.size() == r_.findings.size()
+                           ? num(found.size()) + (found.size() == 1 ? " finding:" : " findings:")
+                           : "the newest " + num(found.size()) + " of " + num(r_.findings.size()) + " findings:",
+                       {},
+                       false});
+    for (const Finding* f : found)
+      b.parts.push_back(
+          {seconds(f->time_ns) + " " + std::string(finding_kind_name(f->kind)) + " at " + site(f->site) + ": " + f->message,
+           {},
+           true});
+    return b;
+  }
+
   Block peak() const {
     Block b{2, "peak", {}};
     for (const auto& d : r_.devices) {
@@ -410,6 +446,11 @@ std::vector<Block> layout_report(const std::vector<Report>& reports, const Rende
     }
   }
   return out;
+}
+
+Block layout_live_summary(const Report& report, std::string_view state, const std::string& reason, const RenderOptions& options,
+                          std::size_t newest_findings) {
+  return Layout(report, options).live(state, reason, newest_findings);
 }
 
 std::string layout_json(const std::vector<Block>& blocks) {

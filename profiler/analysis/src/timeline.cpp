@@ -72,17 +72,18 @@ class TimelineAnalysis final : public Analysis {
     }
   }
 
+  // Copies out: a pass still reading (a recording followed) goes on from this state.
   void finish(const PassState&, Report& r) override {
     for (std::size_t d = 0; d < series_.size(); ++d) {
-      TimelineSeries& ts = series_[d];
-      if (!ts.bucket_ns) continue;
+      if (!series_[d].bucket_ns) continue;
+      TimelineSeries ts = series_[d];
       top_sites(ts, changes_[d]);
       r.timeline.series.push_back(std::move(ts));
     }
-    r.timeline.step_times_ns = std::move(steps_);
-    for (auto& span : spans_)
+    r.timeline.step_times_ns = steps_;
+    r.timeline.scopes = spans_;
+    for (auto& span : r.timeline.scopes)
       if (span.end_ns == 0) span.end_ns = r.duration_ns;  // still open when the trace ended
-    r.timeline.scopes = std::move(spans_);
   }
 
  private:
@@ -106,8 +107,7 @@ class TimelineAnalysis final : public Analysis {
 
   // Replays the per-bucket changes twice: to find the sites with the most live memory,
   // then to give each bucket their values.
-  static void top_sites(TimelineSeries& ts, Changes& changes) {
-    changes.buckets.resize(ts.buckets.size());
+  static void top_sites(TimelineSeries& ts, const Changes& changes) {
     absl::flat_hash_map<SiteId, std::uint64_t> now, most;
     for (const auto& c : changes.buckets)
       for (auto [site, bytes] : c) {
@@ -122,7 +122,8 @@ class TimelineAnalysis final : public Analysis {
     for (std::size_t i = 0; i < ranked.size() && i < 8; ++i) ts.top_sites.push_back(ranked[i].second);
     now.clear();
     for (std::size_t i = 0; i < ts.buckets.size(); ++i) {
-      for (auto [site, bytes] : changes.buckets[i]) now[site] = bytes;
+      if (i < changes.buckets.size())
+        for (auto [site, bytes] : changes.buckets[i]) now[site] = bytes;
       for (std::size_t k = 0; k < ts.top_sites.size(); ++k) {
         auto it = now.find(ts.top_sites[k]);
         ts.buckets[i].site_last[k] = it == now.end() ? 0 : it->second;

@@ -65,7 +65,7 @@ class TransferAnalysis final : public Analysis {
     }
     std::stable_sort(out.sites.begin(), out.sites.end(),
                      [](const TransferSite& a, const TransferSite& b) { return a.bytes > b.bytes; });
-    out.per_step = std::move(per_step_);
+    out.per_step = per_step_;
     std::map<std::tuple<SiteId, std::uint64_t, std::uint8_t>, ResentTransfer> resent;  // by site, size and destination
     for (auto& [k, v] : sources_) {
       if (v.steps < 2) continue;

@@ -1,5 +1,7 @@
 #include "memlens/trace/trace_reader.hpp"
 
+#include <sys/stat.h>
+#include <unistd.h>
 #include <zstd.h>
 
 #include <algorithm>
@@ -10,6 +12,7 @@
 #include <type_traits>
 
 #include "chunk_io.hpp"
+#include "memlens/common/input_file.hpp"
 #include "memlens/common/mapped_file.hpp"
 #include "event_codec.hpp"
 #include "table_fields.hpp"
@@ -43,12 +46,23 @@ TraceHeader parse_header(const nlohmann::json& j) {
   return h;
 }
 
-MappedFile map(const std::string& path) {
-  try {
-    return MappedFile(path);
-  } catch (const FileError& e) {
-    throw TraceError(e.what());
+// An open descriptor, closed when this goes.
+class Descriptor {
+ public:
+  explicit Descriptor(int fd) : fd_(fd) {}
+  ~Descriptor() {
+    if (fd_ >= 0) ::close(fd_);
   }
+  Descriptor(const Descriptor&) = delete;
+  Descriptor& operator=(const Descriptor&) = delete;
+  int get() const { return fd_; }
+
+ private:
+  int fd_;
+};
+
+std::pair<std::uint64_t, std::uint64_t> identity_of(const struct stat& st) {
+  return {static_cast<std::uint64_t>(st.st_dev), static_cast<std::uint64_t>(st.st_ino)};
 }
 
 // Drops a pass's pages behind it, a stride at a time: one madvise per chunk flushed the
@@ -90,16 +104,38 @@ void read_rows(codec::Input& input, std::uint32_t count, Table& table, const cha
 
 }  // namespace
 
-TraceReader::TraceReader(const std::string& path) : TraceReader(map(path), path) {}
+// A file opened by its path, with what it is (refresh() tells a replaced file by it).
+struct TraceReader::FileAtPath {
+  MappedFile file;
+  std::string path;
+  std::pair<std::uint64_t, std::uint64_t> identity;
+};
+
+TraceReader::FileAtPath TraceReader::open_path(const std::string& path) {
+  std::string why;
+  Descriptor fd(open_regular_file(path, &why));
+  if (fd.get() < 0) throw TraceError(path + ": cannot open: " + why);
+  struct stat st {};
+  if (fstat(fd.get(), &st) != 0) throw TraceError(path + ": cannot open: " + std::strerror(errno));
+  try {
+    return {MappedFile(fd.get(), path), path, identity_of(st)};
+  } catch (const FileError& e) {
+    throw TraceError(e.what());
+  }
+}
+
+TraceReader::TraceReader(const std::string& path) : TraceReader(open_path(path)) {}
+
+TraceReader::TraceReader(FileAtPath file) : TraceReader(std::move(file.file), file.path) { identity_ = file.identity; }
 
 TraceReader::TraceReader(MappedFile file, const std::string& name)
     : path_(name), data_(std::make_unique<MappedFile>(std::move(file))) {
   const std::string& path = path_;
   const std::size_t n = data_->size();
-  if (n == 0) throw TraceError(path + ": empty file, not a memlens trace");
-  if (n < sizeof kTraceMagic || std::memcmp(data_->data(), kTraceMagic, sizeof kTraceMagic) != 0)
+  if (n == 0) throw TraceHeaderIncompleteError(path + ": empty file, not a memlens trace");
+  if (std::memcmp(data_->data(), kTraceMagic, std::min(n, sizeof kTraceMagic)) != 0)
     throw TraceError(path + ": not a memlens trace (bad magic)");
-  if (n < 16) throw TraceError(path + ": truncated header");
+  if (n < 16) throw TraceHeaderIncompleteError(path + ": truncated header");
   auto version = get<std::uint32_t>(data_->data() + 8);
   if (version > kFormatVersion)
     throw TraceError(path + ": trace format version " + std::to_string(version) + " is newer than this memlens reads (" +
@@ -109,7 +145,7 @@ TraceReader::TraceReader(MappedFile file, const std::string& name)
     throw TraceError(path + ": trace format version " + std::to_string(version) + " is older than this memlens reads (" +
                      std::to_string(kFormatVersion) + "); record it again");
   auto json_len = get<std::uint32_t>(data_->data() + 12);
-  if (16 + static_cast<std::uint64_t>(json_len) + 4 > n) throw TraceError(path + ": truncated header");
+  if (16 + static_cast<std::uint64_t>(json_len) + 4 > n) throw TraceHeaderIncompleteError(path + ": truncated header");
   const char* json = data_->data() + 16;
   if (crc(json, json_len) != get<std::uint32_t>(json + json_len)) throw TraceError(path + ": corrupt header (checksum mismatch)");
   try {
@@ -129,8 +165,15 @@ TraceReader::TraceReader(MappedFile file, const std::string& name)
 void TraceReader::scan_chunks(std::uint64_t at) {
   const std::size_t n = data_->size();
   PagesBehind pages(*data_, at);
+  // Where it stops, and whether more may follow there (the end of the file, not a footer
+  // or a corrupt chunk).
+  auto stop = [&](bool resumable) {
+    scan_end_ = at;
+    scan_resumable_ = resumable;
+  };
   while (true) {
     if (at == n) {
+      stop(true);
       problem_ = "the trace ends without a footer (the program stopped before closing it): recovered " +
                  count_text(totals_.events, event_chunks_.size());
       return;
@@ -143,11 +186,13 @@ void TraceReader::scan_chunks(std::uint64_t at) {
       chunk = read_payload(at, /*events_too=*/false, /*verify=*/true, payload);
       pages.passed(chunk.next);  // checked: its pages need not count in RSS until a pass reads it
     } catch (const TruncatedChunkError&) {
+      stop(true);
       problem_ = "the trace ends without a footer (the program stopped before closing it): recovered " +
                  count_text(totals_.events, event_chunks_.size()) + "; " + std::to_string(n - at) + " bytes at offset " +
                  std::to_string(at) + " are an incomplete chunk";
       return;
     } catch (const TraceError& e) {
+      stop(false);
       problem_ = std::string(e.what()) + "; recovered " + count_text(totals_.events, event_chunks_.size()) + " before it";
       return;
     }
@@ -178,6 +223,7 @@ void TraceReader::scan_chunks(std::uint64_t at) {
         for (auto& k : t.by_kind) k = input.varint();
         if (!input.done()) throw TraceError("trailing bytes after the footer's totals");
         footer_ = t;
+        stop(false);
         if (t.events != totals_.events)
           problem_ =
               "the footer counts " + std::to_string(t.events) + " events but " + std::to_string(totals_.events) + " were read";
@@ -185,12 +231,37 @@ void TraceReader::scan_chunks(std::uint64_t at) {
         return;
       }
     } catch (const TraceError& e) {
+      stop(false);
       problem_ = "corrupt chunk at offset " + std::to_string(at) + " (" + e.what() + "); recovered " +
                  count_text(totals_.events, event_chunks_.size()) + " before it";
       return;
     }
     at = next;
   }
+}
+
+TraceReader::Refresh TraceReader::refresh() {
+  if (!identity_) return Refresh::Unchanged;
+  Descriptor fd(open_regular_file(path_));
+  struct stat st {};
+  if (fd.get() < 0 || fstat(fd.get(), &st) != 0) return Refresh::Unchanged;  // gone for now: what was read stands
+  const auto size = static_cast<std::uint64_t>(st.st_size);
+  if (identity_of(st) != *identity_ || size < data_->size()) return Refresh::Replaced;
+  if (!scan_resumable_ || size == data_->size()) return Refresh::Unchanged;
+  MappedFile grown;
+  try {
+    grown = MappedFile(fd.get(), path_);
+  } catch (const FileError&) {
+    return Refresh::Unchanged;
+  }
+  const std::size_t chunks_before = event_chunks_.size(), modules_before = modules_.size();
+  *data_ = std::move(grown);
+  std::lock_guard lock(problem_mutex_);
+  scan_chunks(scan_end_);
+  if (!decode_failed_) readable_chunks_ = event_chunks_.size();
+  by_kind_counted_ = false;
+  if (modules_.size() != modules_before) symbolizer_.reset();  // it knows the modules it was made with
+  return event_chunks_.size() != chunks_before || footer_ ? Refresh::Grew : Refresh::Unchanged;
 }
 
 std::string TraceReader::trailer_problem(std::uint64_t footer_offset, std::uint64_t after_footer) const {
@@ -318,6 +389,7 @@ void TraceReader::for_each_from(std::size_t first, const std::function<void(std:
       // The chunks before it stand; this one and the rest are left out of every pass.
       std::lock_guard lock(problem_mutex_);
       readable_chunks_ = std::min(readable_chunks_.load(), i);
+      decode_failed_ = true;
       problem_ = std::string(e.what()) + "; read " + count_text(events, i) + " before it";
       return;
     }

@@ -1,5 +1,6 @@
 #include "memlens/trace/trace_writer.hpp"
 
+#include <sys/stat.h>
 #include <unistd.h>
 #include <zstd.h>
 
@@ -26,7 +27,12 @@ nlohmann::json header_json(const TraceHeader& h) {
           {"notes", h.notes},     {"ends_mid_run", h.ends_mid_run}};
 }
 
+// A trace already at `path` is replaced, not cut: a reader following it (or mapping it)
+// keeps the file it has, whose pages a truncation would take from under it, and sees a
+// new file at the path.
 std::FILE* create(const std::string& path) {
+  struct stat st {};
+  if (::lstat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0) ::unlink(path.c_str());
   std::FILE* f = std::fopen(path.c_str(), "wb");
   if (!f) throw TraceError(path + ": cannot create trace file: " + std::strerror(errno));
   return f;

@@ -60,7 +60,8 @@ class SiteTable;
 // checkpoint it holds, the state at a chunk boundary, which replays leave behind every
 // `spacing` events as they pass. After one visit to the end, any moment costs at most
 // about a spacing's worth of events. Checkpoints are bounded (at most 64: past that,
-// every other one goes and the spacing doubles).
+// every other one goes and the spacing doubles). A trace that grows (TraceReader::refresh)
+// keeps its checkpoints: a visit to the newest moment replays only what came since.
 class MemoryAtIndex {
  public:
   explicit MemoryAtIndex(const profiler::TraceReader& trace, std::uint64_t spacing = 1 << 18);
@@ -82,6 +83,8 @@ class MemoryAtIndex {
   std::vector<SiteRef> sites_{SiteRef{}};  // shared by every visit, so site ids are stable
   std::unique_ptr<SiteTable> site_table_;
   std::map<std::size_t, std::unique_ptr<State>> checkpoints_;  // the state before chunk i
+  struct Tail;
+  std::unique_ptr<Tail> tail_;  // where the last visit that reached the trace's end left off
   std::uint64_t spacing_;
 };
 

@@ -6,6 +6,7 @@
 #include <initializer_list>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "memlens/analysis/render.hpp"
@@ -46,6 +47,11 @@ struct Block {
 };
 
 std::vector<Block> layout_report(const std::vector<Report>& reports, const RenderOptions& options);
+// The block `memlens report --follow` redraws while a recording runs, titled `state`: why it
+// stopped or waits (`reason`, when given), per device the memory now and at its peaks, then
+// the newest findings (at most `newest_findings`).
+Block layout_live_summary(const Report& report, std::string_view state, const std::string& reason, const RenderOptions& options,
+                          std::size_t newest_findings);
 // The blocks as JSON (title, level, parts: text or table with header, numeric, rows of
 // cells, keys, time_ns, location), for the HTML page.
 std::string layout_json(const std::vector<Block>& blocks);

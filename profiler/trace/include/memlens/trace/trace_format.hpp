@@ -15,6 +15,12 @@ class TraceError : public Error {
   using Error::Error;
 };
 
+// The file ends before its header does: empty, or a trace whose recording has just begun
+// (a follower waits for the rest).
+class TraceHeaderIncompleteError : public TraceError {
+  using TraceError::TraceError;
+};
+
 inline constexpr char kTraceMagic[8] = {'M', 'E', 'M', 'T', 'R', 'A', 'C', 'E'};
 inline constexpr char kTrailerMagic[8] = {'M', 'E', 'M', 'T', 'E', 'N', 'D', '!'};
 inline constexpr std::uint32_t kChunkMagic = 0x4b4e4843;  // "CHNK"

@@ -3,13 +3,15 @@
 // chunk, and the interned tables. A trace without footer (the program died) is read up
 // to its last whole chunk; a corrupt chunk ends the readable part, also one found only
 // when a pass decodes it (the chunks before it stay readable). Both are reported by
-// problem(), never by a crash. Checksums are verified once, when the file is opened.
+// problem(), never by a crash. Checksums are verified once, when a chunk is first scanned.
+// A trace still being written can be read again as it grows (refresh()).
 #include <atomic>
 #include <functional>
 #include <memory>
 #include <mutex>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "memlens/common/mapped_file.hpp"
@@ -32,10 +34,24 @@ class TraceReader {
   TraceReader(const TraceReader&) = delete;
   TraceReader& operator=(const TraceReader&) = delete;
 
+  // What refresh() found.
+  enum class Refresh { Unchanged, Grew, Replaced };
+  // For a trace still being recorded: maps the file again and scans the whole chunks
+  // appended since the last look, from where that look stopped (nothing is read twice).
+  // Replaced: the path now names another file, or this one was cut shorter; this reader
+  // keeps what it read and a follower opens a new one. Unchanged for a reader not opened
+  // from a path, after the footer, or after a corrupt chunk. Not to be called while
+  // another thread uses this reader.
+  Refresh refresh();
+  // Whether refresh() may find more: the last scan stopped at the end of the file, not at
+  // the footer or a chunk that is corrupt (or that a pass could not decode).
+  bool may_grow() const { return scan_resumable_ && !decode_failed_; }
+
   const TraceHeader& header() const { return header_; }
   const std::string& path() const { return path_; }
   // Every readable events chunk, in file order.
   std::vector<ChunkInfo> chunks() const;
+  std::size_t chunk_count() const { return readable_chunks_.load(); }
   // Calls `visit` for every event, in order. A chunk that does not decode ends this pass
   // and every later one there; problem() then says where. With `until_ns` (a time of the
   // trace's clock), chunks that start after it are not read: a visit to the start of a
@@ -75,6 +91,10 @@ class TraceReader {
   std::string problem() const;
 
  private:
+  struct FileAtPath;
+  static FileAtPath open_path(const std::string& path);
+  explicit TraceReader(FileAtPath file);
+  // Scans chunks from `offset` to the end of the mapping, or to the footer or a corrupt chunk.
   void scan_chunks(std::uint64_t offset);
   // What is wrong with the trailer after the footer chunk, "" when it is whole.
   std::string trailer_problem(std::uint64_t footer_offset, std::uint64_t after_footer) const;
@@ -95,6 +115,11 @@ class TraceReader {
 
   std::string path_;
   std::unique_ptr<MappedFile> data_;  // the whole file, mapped
+  // The file the path named when opened (st_dev, st_ino); none for a reader of a mapping.
+  std::optional<std::pair<std::uint64_t, std::uint64_t>> identity_;
+  std::uint64_t scan_end_ = 0;                      // where the scan stopped
+  bool scan_resumable_ = false;                     // it stopped at the end of the file, not a footer or a corrupt chunk
+  mutable std::atomic<bool> decode_failed_{false};  // a pass met a chunk that does not decode
   TraceHeader header_;
   std::vector<ChunkInfo> event_chunks_;
   std::vector<std::string> strings_{""};
