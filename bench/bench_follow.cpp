@@ -2,9 +2,10 @@
 // as it can, flushing every 100,000 events as a recorder flushes, while this thread follows
 // it as `memlens report --follow` and the viewer do (a TraceFollower looked at every 100 ms,
 // and the allocator at the newest moment after each look, as the viewer's cursor asks).
-// Prints one JSON object: the events followed against those written, the follower's CPU
-// time against one analysis of the finished file (each byte is read once: the ratio stays
-// near 1), the slowest look, and the newest moment's cost per look (the viewer's frame).
+// Prints one JSON object: the events followed against those written, the looks' CPU time
+// against one analysis of the finished file (each byte is read once: the ratio stays near
+// 1), the slowest look, and the newest moment's cost per look and per event it replayed
+// (the viewer's worker computes it after each look).
 //
 //   bench_follow [EVENTS] [TRACE]   (default 10000000 events, /tmp/memlens-bench-follow.memtrace)
 #include <time.h>
@@ -50,11 +51,13 @@ int main(int argc, char** argv) {
   std::thread writer([&] { bench::write_trace(path, events, 100'000); });
   double follow_cpu = 0, slowest_look_ms = 0, newest_total_ms = 0, newest_slowest_ms = 0;
   int looks = 0, newest_visits = 0;
+  std::uint64_t newest_events = 0, events_at_last_visit = 0;  // events the newest-moment visits replayed
   while (true) {
     const double cpu = thread_cpu_seconds();
     const auto look = std::chrono::steady_clock::now();
     const bool changed = follower.poll();
     slowest_look_ms = std::max(slowest_look_ms, ms_since(look));
+    follow_cpu += thread_cpu_seconds() - cpu;
     ++looks;
     if (changed && follower.report() && follower.reader()) {
       if (!index || index_file != follower.generation())
@@ -63,8 +66,9 @@ int main(int argc, char** argv) {
       index->at(follower.report()->duration_ns);
       const double ms = ms_since(at);
       newest_total_ms += ms, newest_slowest_ms = std::max(newest_slowest_ms, ms), ++newest_visits;
+      newest_events += follower.report()->events - events_at_last_visit;
+      events_at_last_visit = follower.report()->events;
     }
-    follow_cpu += thread_cpu_seconds() - cpu;
     if (follower.state() == analysis::FollowState::Finished) break;
     std::this_thread::sleep_for(std::chrono::milliseconds(100));
   }
@@ -82,10 +86,11 @@ int main(int argc, char** argv) {
       "{\"benchmark\": \"memlens_follow\", \"events_written\": %llu, \"events_followed\": %llu, \"trace_bytes\": %llu, "
       "\"wall_seconds\": %.3f, \"looks\": %d, \"follow_cpu_seconds\": %.3f, \"one_analysis_cpu_seconds\": %.3f, "
       "\"follow_over_one_analysis\": %.2f, \"slowest_look_ms\": %.1f, \"newest_moment_mean_ms\": %.2f, "
-      "\"newest_moment_slowest_ms\": %.2f}\n",
+      "\"newest_moment_slowest_ms\": %.2f, \"newest_moment_ns_per_new_event\": %.1f}\n",
       static_cast<unsigned long long>(once.events), static_cast<unsigned long long>(followed.events),
-      static_cast<unsigned long long>(std::filesystem::file_size(path)), wall, looks, follow_cpu, once_cpu,
-      follow_cpu / once_cpu, slowest_look_ms, newest_visits ? newest_total_ms / newest_visits : 0.0, newest_slowest_ms);
+      static_cast<unsigned long long>(std::filesystem::file_size(path)), wall, looks, follow_cpu, once_cpu, follow_cpu / once_cpu,
+      slowest_look_ms, newest_visits ? newest_total_ms / newest_visits : 0.0, newest_slowest_ms,
+      newest_events ? newest_total_ms * 1e6 / static_cast<double>(newest_events) : 0.0);
   std::filesystem::remove(path);
   return followed.events == once.events && followed.events >= events ? 0 : 1;
 }

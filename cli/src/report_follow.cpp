@@ -1,5 +1,6 @@
 #include "report_follow.hpp"
 
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -20,6 +21,7 @@ using Clock = std::chrono::steady_clock;
 constexpr auto kLook = std::chrono::milliseconds(200);  // how often the file is looked at
 constexpr auto kRedraw = std::chrono::seconds(1);       // how often a changed summary is drawn
 constexpr std::size_t kNewestFindings = 5;
+constexpr int kFollowerNice = 19;
 
 std::string summary(const TraceFollower& f, const RenderOptions& render) {
   if (!f.report()) return "memlens: " + f.reason() + "\n";
@@ -31,6 +33,9 @@ std::string summary(const TraceFollower& f, const RenderOptions& render) {
 }  // namespace
 
 int follow_report(const std::string& path, const AnalysisOptions& options, const RenderOptions& render) {
+  // A follower yields the CPU to the program it watches: on a machine the recording keeps
+  // busy it falls behind (and catches up at the end) rather than slowing the program.
+  (void)!setpriority(PRIO_PROCESS, 0, kFollowerNice);
   const bool terminal = isatty(STDOUT_FILENO);
   TraceFollower follower(path, options);
   bool changed = true;

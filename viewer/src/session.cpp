@@ -28,7 +28,7 @@ void TraceSession::open(const std::string& path) {
   wait();
   following_ = false;
   index_.reset(), at_.reset();  // they may read the follower's trace, about to go
-  follower_.reset();
+  newest_index_.reset(), follower_.reset();
   state_.store(State::Loading, std::memory_order_release);
   progress_ = 0;
   pending_path_ = path;
@@ -63,7 +63,8 @@ void TraceSession::follow(const std::string& path, std::int64_t pid) {
   index_.reset(), at_.reset(), reader_.reset(), report_.reset();
   following_ = true;
   follower_ = std::make_unique<analysis::TraceFollower>(path, analysis::AnalysisOptions{}, pid);
-  index_file_ = 0;
+  newest_index_.reset();
+  index_file_ = newest_file_ = 0;
   published_ = shown_ = Published{};
   pending_path_ = path_ = path;
   progress_ = 0;
@@ -88,7 +89,10 @@ void TraceSession::watch() {
       }
       if (changed) {
         // A copy: the window draws it while the follower goes on.
-        if (const analysis::Report* r = follower_->report()) next.report = std::make_shared<const analysis::Report>(*r);
+        if (const analysis::Report* r = follower_->report()) {
+          next.report = std::make_shared<const analysis::Report>(*r);
+          if (want_newest_.load(std::memory_order_relaxed)) next.newest = newest_memory(r->duration_ns);
+        }
         next.state = follower_->state();
         next.reason = follower_->reason();
       }
@@ -106,6 +110,14 @@ void TraceSession::watch() {
     }
     if (stop_wake_.wait_for(lock, kLook, [this] { return stop_; })) return;
   }
+}
+
+std::shared_ptr<const analysis::MemoryAt> TraceSession::newest_memory(std::uint64_t time_ns) {
+  if (!newest_index_ || newest_file_ != follower_->generation()) {
+    newest_index_ = std::make_unique<analysis::MemoryAtIndex>(*follower_->reader());
+    newest_file_ = follower_->generation();
+  }
+  return std::make_shared<const analysis::MemoryAt>(newest_index_->at(time_ns));
 }
 
 bool TraceSession::take_update() {
@@ -132,6 +144,7 @@ const analysis::MemoryAt& TraceSession::memory_at(std::uint64_t time_ns) {
     if (!at_ || at_->time_ns != time_ns) at_ = index_->at(time_ns);
     return *at_;
   }
+  if (shown_.newest && shown_.newest->time_ns == time_ns) return *shown_.newest;  // the worker's
   static const analysis::MemoryAt nothing;
   std::unique_lock lock(follower_mutex_, std::try_to_lock);
   if (!lock) return at_ ? *at_ : nothing;  // the worker is reading the trace: what was drawn stays

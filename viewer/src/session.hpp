@@ -5,9 +5,11 @@
 //
 // A trace followed while it is recorded (follow()) is looked at by the worker every
 // 200 ms through one TraceFollower: each look reads only what was appended and publishes
-// a new report, which the window takes at the start of a frame (take_update()). The
-// follower's reader is shared with the allocator view under one lock, which the window
-// only tries: while the worker holds it, the window draws what it had.
+// a new report, which the window takes at the start of a frame (take_update()); while the
+// window's cursor stays at the newest moment, the worker also publishes the allocator
+// there, so a frame never replays what arrived. The follower's reader is shared with the
+// allocator view of other moments under one lock, which the window only tries: while the
+// worker holds it, the window draws what it had.
 #include <atomic>
 #include <condition_variable>
 #include <cstdint>
@@ -57,6 +59,8 @@ class TraceSession {
   // the nearest checkpoint the session's MemoryAtIndex keeps.
   const analysis::MemoryAt& memory_at(std::uint64_t time_ns);
 
+  // Whether the window shows the allocator at the newest moment (the worker then publishes it).
+  void want_newest_memory(bool want) { want_newest_.store(want, std::memory_order_relaxed); }
   // Called on the follow's worker after it publishes a report (the window wakes to take it).
   void on_publish(std::function<void()> wake) { wake_ = std::move(wake); }
 
@@ -68,10 +72,13 @@ class TraceSession {
  private:
   void load(std::string path);
   void watch();  // the follow's worker: a look every 200 ms until stopped
+  // The allocator at the newest moment, on the worker (follower_mutex_ held).
+  std::shared_ptr<const analysis::MemoryAt> newest_memory(std::uint64_t time_ns);
 
   // What a follow's worker hands the window.
   struct Published {
     std::shared_ptr<const analysis::Report> report;
+    std::shared_ptr<const analysis::MemoryAt> newest;  // the allocator at report->duration_ns, when wanted
     analysis::FollowState state = analysis::FollowState::Waiting;
     std::string reason;
     std::uint64_t serial = 0;  // counts publications
@@ -89,7 +96,10 @@ class TraceSession {
 
   // Following.
   bool following_ = false;
-  std::unique_ptr<analysis::TraceFollower> follower_;  // the worker's; its reader under follower_mutex_
+  std::unique_ptr<analysis::TraceFollower> follower_;      // the worker's; its reader under follower_mutex_
+  std::unique_ptr<analysis::MemoryAtIndex> newest_index_;  // the worker's, for the newest moment
+  std::uint64_t newest_file_ = 0;                          // the follower's file newest_index_ reads
+  std::atomic<bool> want_newest_{true};
   std::mutex follower_mutex_;
   std::uint64_t index_file_ = 0;  // the follower's file index_ reads (its generation)
   std::mutex published_mutex_;
