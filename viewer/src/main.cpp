@@ -89,7 +89,7 @@ struct App {
   void frame() {
     for (const auto& p : dropped) trace.open(p), diff.reset(), view.fit = true;
     dropped.clear();
-    trace.take_update();
+    if (trace.take_update()) diff.reset();  // a followed trace grew: compare what it holds now
     view.live = trace.following();
     trace.want_newest_memory(view.follow_newest && view.tab == Tab::Memory);
     if (std::string e = trace.take_error(); !e.empty()) message = e;
