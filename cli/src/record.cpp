@@ -41,10 +41,14 @@ void refuse_trace_over_command(const std::string& trace, const std::vector<std::
   }
 }
 
+std::string trace_path(const RecordRequest& r) {
+  return r.output.empty() ? "memlens-" + std::filesystem::path(r.command[0]).filename().string() + ".memtrace" : r.output;
+}
+
 RecordOutcome record_program(const RecordRequest& r) {
   if (r.command.empty()) throw UsageError("record: no program given (usage: memlens record [-o FILE] -- PROGRAM ARGS...)");
   RecordOutcome out;
-  out.trace = r.output.empty() ? "memlens-" + std::filesystem::path(r.command[0]).filename().string() + ".memtrace" : r.output;
+  out.trace = trace_path(r);
   // The trace must be writable before the program runs for minutes. A file that was there
   // is left as it is if the program cannot even start.
   std::error_code ec;

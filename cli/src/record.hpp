@@ -29,6 +29,9 @@ struct RecordOutcome {
   bool created = false;  // the trace was not there before (record made the file)
 };
 
+// The trace `r` writes: its output, else memlens-PROGRAM.memtrace.
+std::string trace_path(const RecordRequest& r);
+
 // Throws UsageError when the program cannot be started.
 RecordOutcome record_program(const RecordRequest& r);
 

@@ -91,11 +91,7 @@ class RecordCommand final : public Command {
       request_.environment = launch.environment;
     }
     const auto started = std::filesystem::file_time_type::clock::now();
-    if (view_) {
-      if (request_.output.empty())
-        request_.output = "memlens-" + std::filesystem::path(request_.command[0]).filename().string() + ".memtrace";
-      request_.started = [this](int pid) { viewer_ = start_viewer(request_.output, pid); };
-    }
+    if (view_) request_.started = [this](int pid) { viewer_ = start_viewer(trace_path(request_), pid); };
     RecordOutcome out = record_program(request_);
     std::error_code ec;
     auto size = std::filesystem::file_size(out.trace, ec);

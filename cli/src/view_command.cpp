@@ -25,8 +25,8 @@ class ViewCommand final : public Command {
   int run() override {
     if (!follow_ && !std::filesystem::exists(file_)) throw UsageError(file_ + ": cannot open: No such file or directory");
     const std::string viewer = viewer_program(argv0_);
-    if (follow_) execlp(viewer.c_str(), viewer.c_str(), "--follow", file_.c_str(), static_cast<char*>(nullptr));
-    else execlp(viewer.c_str(), viewer.c_str(), file_.c_str(), static_cast<char*>(nullptr));
+    const char* follow = follow_ ? "--follow" : nullptr;  // the argument list ends early without it
+    execlp(viewer.c_str(), viewer.c_str(), file_.c_str(), follow, static_cast<char*>(nullptr));
     throw UsageError("view: cannot start " + viewer + ": " + std::strerror(errno) + " (build with -DMEMLENS_VIEWER=ON)");
   }
 

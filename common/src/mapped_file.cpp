@@ -29,6 +29,7 @@ MappedFile::MappedFile(int fd, const std::string& name) {
   struct stat st {};
   if (fstat(fd, &st) != 0) throw FileError(name + ": cannot open: " + std::strerror(errno));
   size_ = static_cast<std::size_t>(st.st_size);
+  identity_ = {static_cast<std::uint64_t>(st.st_dev), static_cast<std::uint64_t>(st.st_ino)};
   if (size_ > 0) {
     void* p = mmap(nullptr, size_, PROT_READ, MAP_PRIVATE, fd, 0);
     if (p == MAP_FAILED) throw FileError(name + ": cannot map: " + std::strerror(errno));
@@ -42,12 +43,16 @@ MappedFile::~MappedFile() {
 }
 
 MappedFile::MappedFile(MappedFile&& o) noexcept
-    : data_(std::exchange(o.data_, nullptr)), size_(std::exchange(o.size_, 0)), released_(std::exchange(o.released_, 0)) {}
+    : data_(std::exchange(o.data_, nullptr)),
+      size_(std::exchange(o.size_, 0)),
+      released_(std::exchange(o.released_, 0)),
+      identity_(o.identity_) {}
 
 MappedFile& MappedFile::operator=(MappedFile&& o) noexcept {
   std::swap(data_, o.data_);
   std::swap(size_, o.size_);
   std::swap(released_, o.released_);
+  std::swap(identity_, o.identity_);
   return *this;
 }
 

@@ -298,9 +298,12 @@ int main(int argc, char** argv) {
   app.trace.on_publish([] { glfwPostEmptyEvent(); });
   // Following, the window yields the CPU to the program being recorded; nice 10 still
   // leaves it about a tenth of a CPU the recording keeps busy, to draw with.
-  if (follow) (void)!setpriority(PRIO_PROCESS, 0, 10);
-  if (follow) app.trace.follow(file, pid);
-  else if (!file.empty()) app.trace.open(file);
+  if (follow) {
+    (void)!setpriority(PRIO_PROCESS, 0, 10);
+    app.trace.follow(file, pid);
+  } else if (!file.empty()) {
+    app.trace.open(file);
+  }
   if (!other.empty()) app.other.open(other);
 
   // While following: whole frames, and the slowest build of one (the window's work before
@@ -339,14 +342,15 @@ int main(int argc, char** argv) {
     glFinish();
     auto now = std::chrono::steady_clock::now();
     if (first_frame_s < 0) first_frame_s = std::chrono::duration<double>(now - start).count();
-    if (app.trace.following() && app.trace.state() == TraceSession::State::Ready &&
-        app.trace.follow_state() == analysis::FollowState::Recording) {
+    // A frame that showed a followed recording under way.
+    const bool recording = app.trace.following() && app.trace.state() == TraceSession::State::Ready &&
+                           app.trace.follow_state() == analysis::FollowState::Recording;
+    if (recording) {
       const double s = std::chrono::duration<double>(now - frame_start).count();
       slowest_frame_s = std::max(slowest_frame_s, s), following_total_s += s, ++frames_following;
       slowest_build_s = std::max(slowest_build_s, std::chrono::duration<double>(built - frame_start).count());
     }
-    if (!during_screenshot.empty() && app.trace.state() == TraceSession::State::Ready &&
-        app.trace.follow_state() == analysis::FollowState::Recording && app.trace.report().steps > 0 && ++frames_recording == 4) {
+    if (!during_screenshot.empty() && recording && app.trace.report().steps > 0 && ++frames_recording == 4) {
       try {
         shot(during_screenshot, fw, fh);
       } catch (const std::exception& e) {

@@ -94,15 +94,12 @@ struct AnalysisPass::State {
   std::array<std::vector<Analysis*>, profiler::kEventKindCount + 1> before, after;
   std::size_t next_chunk = 0;
   std::uint64_t last_time = 0;
-  bool any = false;
 };
 
 AnalysisPass::AnalysisPass(const profiler::TraceReader& trace, const AnalysisOptions& options)
     : state_(std::make_unique<State>(trace, options)) {}
 
 AnalysisPass::~AnalysisPass() = default;
-
-std::uint64_t AnalysisPass::events() const { return state_->pass.event_index; }
 
 std::uint64_t AnalysisPass::read_new_chunks(const Progress& progress) {
   State& st = *state_;
@@ -115,7 +112,7 @@ std::uint64_t AnalysisPass::read_new_chunks(const Progress& progress) {
   st.trace.for_each_from(
       st.next_chunk, [&](std::size_t i) { st.next_chunk = i + 1; },
       [&](const Event& e) {
-        if (!st.any) s.first_time_ns = e.time_ns, st.any = true;
+        if (s.event_index == 0) s.first_time_ns = e.time_ns;
         st.last_time = std::max(st.last_time, e.time_ns);
         s.site = st.sites.map(e.site());
         s.block = nullptr;
@@ -144,7 +141,7 @@ Report AnalysisPass::report(bool in_progress) {
   r.problem = trace.problem();  // after the pass, which may have met a chunk that does not decode
   r.events = s.event_index;
   r.steps = s.step;
-  r.duration_ns = st.any ? st.last_time - s.first_time_ns : 0;
+  r.duration_ns = s.event_index ? st.last_time - s.first_time_ns : 0;
   for (auto& a : st.analyses) a->finish(s, r);
   r.sites_note = sites_note(trace);  // before the stacks: their frames in system libraries are no concern
   // Stacks are resolved only where a report shows them: at the peaks and the OOMs.

@@ -33,8 +33,10 @@ bool process_exists(std::int64_t pid) { return ::kill(static_cast<pid_t>(pid), 0
 
 }  // namespace
 
+std::int64_t TraceFollower::recording_pid() const { return pid_ > 0 ? pid_ : reader_ ? reader_->header().pid : 0; }
+
 bool TraceFollower::program_alive() const {
-  const std::int64_t pid = pid_ > 0 ? pid_ : reader_ ? reader_->header().pid : 0;
+  const std::int64_t pid = recording_pid();
   return pid <= 0 || process_exists(pid);  // no pid to ask: it may still be recording
 }
 
@@ -75,8 +77,7 @@ FollowState TraceFollower::settle() {
   // It is gone: what it flushed on its way out may have arrived since the last look.
   if (reader_->refresh() == profiler::TraceReader::Refresh::Grew) pass_->read_new_chunks();
   if (reader_->has_footer()) return FollowState::Finished;
-  const std::int64_t pid = pid_ > 0 ? pid_ : reader_->header().pid;
-  reason_ = reader_->header().program + " (pid " + std::to_string(pid) +
+  reason_ = reader_->header().program + " (pid " + std::to_string(recording_pid()) +
             ") ended without closing its trace (killed?): showing what it flushed";
   return FollowState::Stopped;
 }

@@ -61,8 +61,12 @@ class Descriptor {
   int fd_;
 };
 
-std::pair<std::uint64_t, std::uint64_t> identity_of(const struct stat& st) {
-  return {static_cast<std::uint64_t>(st.st_dev), static_cast<std::uint64_t>(st.st_ino)};
+MappedFile map(const std::string& path) {
+  try {
+    return MappedFile(path);
+  } catch (const FileError& e) {
+    throw TraceError(e.what());
+  }
 }
 
 // Drops a pass's pages behind it, a stride at a time: one madvise per chunk flushed the
@@ -104,29 +108,7 @@ void read_rows(codec::Input& input, std::uint32_t count, Table& table, const cha
 
 }  // namespace
 
-// A file opened by its path, with what it is (refresh() tells a replaced file by it).
-struct TraceReader::FileAtPath {
-  MappedFile file;
-  std::string path;
-  std::pair<std::uint64_t, std::uint64_t> identity;
-};
-
-TraceReader::FileAtPath TraceReader::open_path(const std::string& path) {
-  std::string why;
-  Descriptor fd(open_regular_file(path, &why));
-  if (fd.get() < 0) throw TraceError(path + ": cannot open: " + why);
-  struct stat st {};
-  if (fstat(fd.get(), &st) != 0) throw TraceError(path + ": cannot open: " + std::strerror(errno));
-  try {
-    return {MappedFile(fd.get(), path), path, identity_of(st)};
-  } catch (const FileError& e) {
-    throw TraceError(e.what());
-  }
-}
-
-TraceReader::TraceReader(const std::string& path) : TraceReader(open_path(path)) {}
-
-TraceReader::TraceReader(FileAtPath file) : TraceReader(std::move(file.file), file.path) { identity_ = file.identity; }
+TraceReader::TraceReader(const std::string& path) : TraceReader(map(path), path) { from_path_ = true; }
 
 TraceReader::TraceReader(MappedFile file, const std::string& name)
     : path_(name), data_(std::make_unique<MappedFile>(std::move(file))) {
@@ -241,12 +223,14 @@ void TraceReader::scan_chunks(std::uint64_t at) {
 }
 
 TraceReader::Refresh TraceReader::refresh() {
-  if (!identity_) return Refresh::Unchanged;
+  if (!from_path_) return Refresh::Unchanged;
   Descriptor fd(open_regular_file(path_));
   struct stat st {};
   if (fd.get() < 0 || fstat(fd.get(), &st) != 0) return Refresh::Unchanged;  // gone for now: what was read stands
   const auto size = static_cast<std::uint64_t>(st.st_size);
-  if (identity_of(st) != *identity_ || size < data_->size()) return Refresh::Replaced;
+  const std::pair<std::uint64_t, std::uint64_t> identity{static_cast<std::uint64_t>(st.st_dev),
+                                                         static_cast<std::uint64_t>(st.st_ino)};
+  if (identity != data_->identity() || size < data_->size()) return Refresh::Replaced;
   if (!scan_resumable_ || size == data_->size()) return Refresh::Unchanged;
   MappedFile grown;
   try {

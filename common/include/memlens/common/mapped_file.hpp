@@ -3,7 +3,9 @@
 // it, and the kernel pages it in (and out) as the reader goes. Only a regular file is
 // mapped (open_regular_file).
 #include <cstddef>
+#include <cstdint>
 #include <string>
+#include <utility>
 
 #include "memlens/common/error.hpp"
 
@@ -30,6 +32,8 @@ class MappedFile {
 
   const char* data() const { return data_; }
   std::size_t size() const { return size_; }
+  // The file mapped (st_dev, st_ino): a reader of a path tells a replaced file by it.
+  std::pair<std::uint64_t, std::uint64_t> identity() const { return identity_; }
   // A one-pass reader is done with the bytes before `offset`: their pages are dropped
   // (read again from the file if ever touched), so the mapping stops counting in RSS.
   void release_before(std::size_t offset);
@@ -41,6 +45,7 @@ class MappedFile {
   const char* data_ = nullptr;
   std::size_t size_ = 0;
   std::size_t released_ = 0;
+  std::pair<std::uint64_t, std::uint64_t> identity_{};
 };
 
 }  // namespace memlens

@@ -35,7 +35,6 @@ class AnalysisPass {
   // Reads the trace's readable chunks not read yet (after the reader's refresh(), those
   // it appended); returns the events read.
   std::uint64_t read_new_chunks(const Progress& progress = {});
-  std::uint64_t events() const;
   // The report of every event read so far. `in_progress`: the recording goes on, so what
   // is alive now is not a leak, and OOMs are not replayed (a replay reads the whole trace).
   Report report(bool in_progress = false);

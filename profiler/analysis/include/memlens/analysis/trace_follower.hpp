@@ -48,6 +48,8 @@ class TraceFollower {
  private:
   bool open();
   FollowState settle();
+  // The recording's process: the one given, else the header's (0: unknown).
+  std::int64_t recording_pid() const;
   bool program_alive() const;
 
   std::string path_;

@@ -11,7 +11,6 @@
 #include <mutex>
 #include <optional>
 #include <string>
-#include <utility>
 #include <vector>
 
 #include "memlens/common/mapped_file.hpp"
@@ -91,9 +90,6 @@ class TraceReader {
   std::string problem() const;
 
  private:
-  struct FileAtPath;
-  static FileAtPath open_path(const std::string& path);
-  explicit TraceReader(FileAtPath file);
   // Scans chunks from `offset` to the end of the mapping, or to the footer or a corrupt chunk.
   void scan_chunks(std::uint64_t offset);
   // What is wrong with the trailer after the footer chunk, "" when it is whole.
@@ -114,9 +110,8 @@ class TraceReader {
   ChunkHeader read_payload(std::uint64_t offset, bool events_too, bool verify, std::string& out) const;
 
   std::string path_;
-  std::unique_ptr<MappedFile> data_;  // the whole file, mapped
-  // The file the path named when opened (st_dev, st_ino); none for a reader of a mapping.
-  std::optional<std::pair<std::uint64_t, std::uint64_t>> identity_;
+  std::unique_ptr<MappedFile> data_;                // the whole file, mapped
+  bool from_path_ = false;                          // opened from path_ (refresh() looks there), not handed a mapping
   std::uint64_t scan_end_ = 0;                      // where the scan stopped
   bool scan_resumable_ = false;                     // it stopped at the end of the file, not a footer or a corrupt chunk
   mutable std::atomic<bool> decode_failed_{false};  // a pass met a chunk that does not decode
