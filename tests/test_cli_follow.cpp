@@ -39,7 +39,9 @@ TEST_CASE("report --follow: a growing trace from a test writer, summarised as it
   Background follower({MEMLENS_BIN, "report", "--follow", path}, temp("follow-cli.out"));
   REQUIRE(follower.wait_for_output("memlens: waiting for " + path + " to be created", 10s));
 
-  TraceBuilder t("follow-cli", 16, ::getpid());
+  // Each burst is one chunk (the default chunk holds 4096 events), so a look sees all of a
+  // burst or none of it.
+  TraceBuilder t("follow-cli", 4096, ::getpid());
   const auto site = t.site(10, "train.py"), temp_site = t.site(20, "train.py");
   t.segment(kSeg, 4 << 20);
   auto step = [&](int s) {
@@ -57,15 +59,17 @@ TEST_CASE("report --follow: a growing trace from a test writer, summarised as it
   REQUIRE(follower.wait_for_output("81 events over", 10s));
   std::this_thread::sleep_for(1200ms);
   for (int s = 20; s < 25; ++s) step(s);
-  t.writer().close();
+  t.writer().flush();
+  REQUIRE(follower.wait_for_output("101 events over", 10s));
+  t.writer().close();  // only the footer is new
   REQUIRE(follower.wait(10s) == 0);
 
   const std::string out = follower.output();
   INFO(out);
   CHECK(out.find("\x1b[") == std::string::npos);  // not a terminal: plain text, no redraws
   const std::vector<std::uint64_t> counts = event_counts(out);
-  REQUIRE(counts.size() == 3);
-  CHECK(counts == std::vector<std::uint64_t>{21, 81, 101});
+  REQUIRE(counts.size() == 4);
+  CHECK(counts == std::vector<std::uint64_t>{21, 81, 101, 101});
   // The first summary, recording: sim:0 holds 5 blocks of 4 KiB now, peaked with the temporary.
   const std::size_t recording = out.find("RECORDING\n");
   REQUIRE(recording != std::string::npos);
