@@ -37,7 +37,7 @@ TEST_CASE("report --follow: a growing trace from a test writer, summarised as it
   const std::string path = "/tmp/memlens-test-" + std::to_string(::getpid()) + "-follow-cli.memtrace";
   std::remove(path.c_str());
   Background follower({MEMLENS_BIN, "report", "--follow", path}, temp("follow-cli.out"));
-  REQUIRE(follower.wait_for_output("memlens: waiting for " + path + " to be created", 10s));
+  REQUIRE(follower.wait_for_output("memlens: waiting for " + path + " to be created", 30s));
 
   // Each burst is one chunk (the default chunk holds 4096 events), so a look sees all of a
   // burst or none of it.
@@ -52,17 +52,17 @@ TEST_CASE("report --follow: a growing trace from a test writer, summarised as it
   };
   for (int s = 0; s < 5; ++s) step(s);
   t.writer().flush();
-  REQUIRE(follower.wait_for_output("21 events over", 10s));
+  REQUIRE(follower.wait_for_output("21 events over", 30s));
   std::this_thread::sleep_for(1200ms);  // a summary is drawn at most once a second
   for (int s = 5; s < 20; ++s) step(s);
   t.writer().flush();
-  REQUIRE(follower.wait_for_output("81 events over", 10s));
+  REQUIRE(follower.wait_for_output("81 events over", 30s));
   std::this_thread::sleep_for(1200ms);
   for (int s = 20; s < 25; ++s) step(s);
   t.writer().flush();
-  REQUIRE(follower.wait_for_output("101 events over", 10s));
+  REQUIRE(follower.wait_for_output("101 events over", 30s));
   t.writer().close();  // only the footer is new
-  REQUIRE(follower.wait(10s) == 0);
+  REQUIRE(follower.wait(30s) == 0);
 
   const std::string out = follower.output();
   INFO(out);
@@ -97,7 +97,10 @@ TEST_CASE("report --follow: a recorded program killed with -9 leaves the summary
   REQUIRE(pid > 0);
   REQUIRE(kill(static_cast<pid_t>(pid), SIGKILL) == 0);
   CHECK(recording.wait(30s) == 137);
-  REQUIRE(follower.wait(30s) == 0);
+  // The follower runs at nice 19: on a loaded machine it catches up slowly.
+  const int follower_status = follower.wait(90s);
+  INFO(follower.output());
+  REQUIRE(follower_status == 0);
 
   // Long lines are wrapped at 100 columns: joined again here.
   const std::string out = std::regex_replace(follower.output(), std::regex("\n +(?=[^ ])"), " ");
