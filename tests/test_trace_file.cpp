@@ -99,7 +99,8 @@ std::vector<Event> one_of_each(std::uint32_t site) {
   add(EventKind::ScopeBegin, ScopeEvent{2});
   add(EventKind::ScopeEnd, ScopeEvent{2});
   add(EventKind::Step, StepEvent{7});
-  add(EventKind::Category, CategoryEvent{.storage = 17, .category = Category::Gradient});
+  // Storage ids are deltas from the previous one: the largest id and back down wrap exactly.
+  add(EventKind::Category, CategoryEvent{.storage = ~std::uint64_t{0}, .category = Category::Gradient});
   FailureEvent failure{.size = 1 << 30,
                        .requested = 1000000000,
                        .device_free = 100,
@@ -247,11 +248,11 @@ TEST_CASE("bad input gives one-line errors") {
   std::string future = good;
   future[8] = 9;
   spit(path, future);
-  CHECK_THROWS_WITH(TraceReader(path), path + ": trace format version 9 is newer than this memlens reads (7)");
+  CHECK_THROWS_WITH(TraceReader(path), path + ": trace format version 9 is newer than this memlens reads (8)");
   std::string old = good;
   old[8] = 1;
   spit(path, old);
-  CHECK_THROWS_WITH(TraceReader(path), path + ": trace format version 1 is older than this memlens reads (7); record it again");
+  CHECK_THROWS_WITH(TraceReader(path), path + ": trace format version 1 is older than this memlens reads (8); record it again");
   std::string header_flip = good;
   header_flip[20] ^= 0x20;
   spit(path, header_flip);

@@ -8,7 +8,10 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <new>
 #include <thread>
+
+#include "cache_eviction.hpp"
 
 namespace memlens::profiler {
 
@@ -36,7 +39,8 @@ class ThreadRing {
   // Past this many unread words the producer wakes the writer (once, until it catches up).
   static constexpr std::size_t kWakeWords = kWords / 4;
 
-  explicit ThreadRing(std::uint32_t number) : number_(number), words_(new std::uint64_t[kWords]) {}
+  explicit ThreadRing(std::uint32_t number)
+      : number_(number), words_(new (std::align_val_t{kCacheLineBytes}) std::uint64_t[kWords]) {}
   std::uint32_t number() const { return number_; }
 
   // ---- producer (the owning thread)
@@ -75,10 +79,6 @@ class ThreadRing {
   void retire() { retired_.store(true, std::memory_order_release); }
   bool retired() const { return retired_.load(std::memory_order_acquire); }
 
-  // Per-thread timestamp cache (producer-owned): see Recorder::stamp.
-  std::uint64_t stamp_group = ~std::uint64_t{0};
-  std::uint64_t stamp_ticks = 0;
-
   // ---- consumer (the writer thread)
 
   // Where the producer has published up to (consumer side): a limit for drain().
@@ -87,10 +87,12 @@ class ThreadRing {
   // Calls visit(words, header) for the published records in order (those before `limit`),
   // while it returns true (the record is taken); the first it declines stays, to be
   // offered again. Returns how many were taken.
+  // The lines wholly taken are then evicted from the caches (cache_eviction.hpp).
   template <class Visit>
   std::size_t drain(Visit&& visit, std::uint64_t limit = ~std::uint64_t{0}) {
     std::uint64_t head = std::min(head_.load(std::memory_order_acquire), limit);
     std::uint64_t t = tail_.load(std::memory_order_relaxed);
+    const std::uint64_t first_line = t / kLineWords;
     std::size_t records = 0;
     while (t < head) {
       const std::uint64_t* w = &words_[t & (kWords - 1)];
@@ -103,6 +105,7 @@ class ThreadRing {
       t += h.words;
     }
     tail_.store(t, std::memory_order_release);
+    for (std::uint64_t line = first_line; line < t / kLineWords; ++line) evict_line(&words_[line * kLineWords & (kWords - 1)]);
     return records;
   }
 
@@ -131,11 +134,26 @@ class ThreadRing {
     while (end - (cached_tail_ = tail_.load(std::memory_order_acquire)) > kWords) std::this_thread::yield();
   }
 
+  static constexpr std::size_t kLineWords = kCacheLineBytes / sizeof(std::uint64_t);
+  struct AlignedFree {
+    void operator()(std::uint64_t* p) const { ::operator delete[](p, std::align_val_t{kCacheLineBytes}); }
+  };
+
+  // By who writes them, a cache line each: neither thread (read by both); the producer, at
+  // every event; the writer. A field the producer writes on a line the writer reads for
+  // every record would cost the producer a cross-core miss per event.
   std::uint32_t number_;
-  std::unique_ptr<std::uint64_t[]> words_;
+  std::unique_ptr<std::uint64_t[], AlignedFree> words_;
   alignas(64) std::atomic<std::uint64_t> head_{0};
   std::uint64_t cached_tail_ = 0;  // the producer's last look at tail_
   std::atomic<std::uint64_t> waits_{0};
+
+ public:
+  // Per-thread timestamp cache (producer-owned): see Recorder::stamp.
+  std::uint64_t stamp_group = ~std::uint64_t{0};
+  std::uint64_t stamp_ticks = 0;
+
+ private:
   alignas(64) std::atomic<std::uint64_t> tail_{0};
   std::atomic<bool> retired_{false};
 };

@@ -131,8 +131,8 @@ void WriterThread::write(const ThreadRing& ring, const std::uint64_t* w, const R
     *e.stack_field() = writer_->intern_stack(frames.data(), depth);
   }
   if (p.name) {
-    auto [it, fresh] = name_ids_.emplace(p.name, 0);
-    if (fresh) it->second = writer_->intern_string(p.name);
+    auto it = name_ids_.find(p.name);
+    if (it == name_ids_.end()) it = name_ids_.emplace(p.name, writer_->intern_string(p.name)).first;
     *e.name_field() = it->second;
   }
   writer_->write(e);

@@ -14,7 +14,7 @@ using event_fields::fields;
 
 struct Writer {
   static constexpr bool kNamesOnly = false;
-  std::string& out;
+  char*& out;
   DeltaState& st;
   void site(std::uint32_t& v) { put_varint(out, v); }
   void stack(std::uint32_t& v) { put_varint(out, v); }
@@ -35,6 +35,10 @@ struct Writer {
     put_varint(out, zigzag(static_cast<std::int64_t>(v - st.address)));
     st.address = v;
   }
+  void storage(const char*, std::uint64_t& v) {
+    put_varint(out, zigzag(static_cast<std::int64_t>(v - st.storage)));
+    st.storage = v;
+  }
   void shape(const char*, ShapeRecord& r) {
     put_varint(out, r.ndim);
     for (int i = 0; i < r.ndim; ++i) put_varint(out, zigzag(r.dims[static_cast<std::size_t>(i)]));
@@ -44,7 +48,7 @@ struct Writer {
     shape(name, t.sizes);
     for (int i = 0; i < t.sizes.ndim; ++i) put_varint(out, zigzag(t.strides.dims[static_cast<std::size_t>(i)]));
     enumeration(name, t.dtype, kScalarTypeCount), device(name, t.device);
-    u(name, t.storage), s(name, t.offset);
+    storage(name, t.storage), s(name, t.offset);
   }
 };
 
@@ -87,6 +91,10 @@ struct Reader {
     v = st.address + static_cast<std::uint64_t>(unzigzag(in.varint()));
     st.address = v;
   }
+  void storage(const char*, std::uint64_t& v) {
+    v = st.storage + static_cast<std::uint64_t>(unzigzag(in.varint()));
+    st.storage = v;
+  }
   // `r` holds the slot's last shape: only the dims it had beyond the new ndim are cleared.
   void shape(const char* name, ShapeRecord& r) {
     const std::uint8_t before = r.ndim;
@@ -105,7 +113,7 @@ struct Reader {
     for (int i = 0; i < t.sizes.ndim; ++i) t.strides.dims[static_cast<std::size_t>(i)] = unzigzag(in.varint());
     for (int i = t.sizes.ndim; i < before; ++i) t.strides.dims[static_cast<std::size_t>(i)] = 0;
     enumeration(name, t.dtype, kScalarTypeCount), device(name, t.device);
-    u(name, t.storage), s(name, t.offset);
+    storage(name, t.storage), s(name, t.offset);
   }
 };
 
@@ -135,6 +143,7 @@ struct Namer {
   }
   void flag(const char* n, bool&) { names.push_back(n); }
   void address(const char* n, std::uint64_t&) { names.push_back(n); }
+  void storage(const char* n, std::uint64_t&) { names.push_back(n); }
   void shape(const char* n, ShapeRecord&) { names.push_back(n); }
   void tensor(const char* n, TensorRecord&) { names.push_back(n); }
 };
@@ -142,13 +151,16 @@ struct Namer {
 }  // namespace
 
 void encode(std::string& out, const Event& e, DeltaState& st) {
-  out.push_back(static_cast<char>(e.kind));
-  put_varint(out, e.time_ns - st.time);
+  char bytes[kMaxEventBytes];
+  char* p = bytes;
+  *p++ = static_cast<char>(e.kind);
+  put_varint(p, e.time_ns - st.time);
   st.time = e.time_ns;
-  put_varint(out, e.thread);
-  put_varint(out, e.device);
-  Writer w{out, st};
+  put_varint(p, e.thread);
+  put_varint(p, e.device);
+  Writer w{p, st};
   fields(w, const_cast<Event&>(e));  // the writer only reads: fields() takes references for both directions
+  out.append(bytes, static_cast<std::size_t>(p - bytes));
 }
 
 EventSlots::EventSlots() {

@@ -10,19 +10,20 @@
 
 namespace memlens::profiler::codec {
 
-inline void put_varint(std::string& out, std::uint64_t v) {
-  if (v < 0x80) {  // most fields: one byte
-    out.push_back(static_cast<char>(v));
-    return;
-  }
-  char bytes[10];  // built here and appended once, not pushed back byte by byte
-  std::size_t n = 0;
+// Writes `v` at `p` (at most 10 bytes there) and moves `p` past it. The event encoder
+// writes through a pointer into room it made once per event: no size check per byte.
+inline void put_varint(char*& p, std::uint64_t v) {
   while (v >= 0x80) {
-    bytes[n++] = static_cast<char>(v | 0x80);
+    *p++ = static_cast<char>(v | 0x80);
     v >>= 7;
   }
-  bytes[n++] = static_cast<char>(v);
-  out.append(bytes, n);
+  *p++ = static_cast<char>(v);
+}
+inline void put_varint(std::string& out, std::uint64_t v) {
+  char bytes[10];
+  char* p = bytes;
+  put_varint(p, v);
+  out.append(bytes, static_cast<std::size_t>(p - bytes));
 }
 inline std::uint64_t zigzag(std::int64_t v) { return (static_cast<std::uint64_t>(v) << 1) ^ static_cast<std::uint64_t>(v >> 63); }
 inline std::int64_t unzigzag(std::uint64_t v) { return static_cast<std::int64_t>(v >> 1) ^ -static_cast<std::int64_t>(v & 1); }
@@ -82,7 +83,13 @@ class Input {
 struct DeltaState {
   std::uint64_t time = 0;
   std::uint64_t address = 0;
+  std::uint64_t storage = 0;
 };
+
+// An encoded event's most bytes: a field of n bytes in memory takes at most 2n as a
+// varint (a byte's value needs 2, 8 bytes' 10), and kind, time, thread and device are
+// members of Event too.
+inline constexpr std::size_t kMaxEventBytes = 2 * sizeof(Event);
 
 // One event per kind, each made once and then overwritten by the next event of its kind:
 // decoding writes every field a kind has, so no event is cleared first (clearing an op's

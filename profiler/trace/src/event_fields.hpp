@@ -4,9 +4,8 @@
 // so none can drift from another. An IO has, each taking the field's name and a
 // reference: u (unsigned varint), s (signed, zigzag), small (a narrow unsigned integer),
 // enumeration (an enum and its count), flag, address (a zigzag delta from the chunk's
-// previous address), shape, tensor (an op's tensor: sizes, strides, dtype, device); and,
-// taking just the reference, site, stack and name (interned ids) and device (a device
-// index, with its name).
+// previous address), storage (the same, from its previous storage id), shape, tensor (an op's tensor: sizes, strides, dtype,
+// device); and, taking just the reference, site, stack and name (interned ids) and device (a device index, with its name).
 #include <type_traits>
 
 #include "memlens/trace/event.hpp"
@@ -22,12 +21,12 @@ void fields(IO& io, SegmentEvent& f) {
 template <class IO>
 void fields(IO& io, AllocEvent& f) {
   io.address("address", f.address), io.address("segment", f.segment), io.u("size", f.size);
-  io.u("requested", f.requested), io.small("stream", f.stream), io.u("storage", f.storage);
+  io.u("requested", f.requested), io.small("stream", f.stream), io.storage("storage", f.storage);
   io.enumeration("category", f.category, kCategoryCount), io.site(f.site), io.stack(f.stack);
 }
 template <class IO>
 void fields(IO& io, FreeEvent& f) {
-  io.address("address", f.address), io.u("size", f.size), io.small("stream", f.stream), io.u("storage", f.storage);
+  io.address("address", f.address), io.u("size", f.size), io.small("stream", f.stream), io.storage("storage", f.storage);
 }
 template <class IO>
 void fields(IO& io, FailureEvent& f) {
@@ -42,7 +41,7 @@ void fields(IO& io, RetryEvent& f) {
 }
 template <class IO>
 void fields(IO& io, ViewEvent& f) {
-  io.u("tensor", f.tensor), io.u("storage", f.storage), io.enumeration("view", f.view, kViewKindCount);
+  io.u("tensor", f.tensor), io.storage("storage", f.storage), io.enumeration("view", f.view, kViewKindCount);
   io.shape("sizes", f.sizes), io.shape("strides", f.strides), io.s("offset", f.offset), io.site(f.site);
   io.enumeration("dtype", f.dtype, kScalarTypeCount);
 }
@@ -72,7 +71,7 @@ void fields(IO& io, StepEvent& f) {
 }
 template <class IO>
 void fields(IO& io, CategoryEvent& f) {
-  io.u("storage", f.storage), io.enumeration("category", f.category, kCategoryCount);
+  io.storage("storage", f.storage), io.enumeration("category", f.category, kCategoryCount);
 }
 
 template <class IO>

@@ -129,6 +129,7 @@ struct JsonFields {
   void enumeration(const char* n, ScalarType& v, std::size_t) { j[n] = dtype_repr(v); }
   void flag(const char* n, bool& v) { j[n] = v; }
   void address(const char* n, std::uint64_t& v) { j[n] = v; }
+  void storage(const char* n, std::uint64_t& v) { j[n] = v; }
   void shape(const char* n, ShapeRecord& v) { j[n] = shape_json(v); }
   void tensor(const char* n, TensorRecord& v) {
     json t = {{"sizes", shape_json(v.sizes)}, {"strides", shape_json(v.strides)},

@@ -341,7 +341,7 @@ std::uint64_t TraceReader::decode_chunk(const ChunkInfo& c, std::string& raw,
   // The checksum was verified when the trace was opened; read_payload's errors name the chunk.
   const ChunkHeader chunk = read_payload(c.offset, /*events_too=*/true, /*verify=*/false, raw);
   codec::Input in(raw.data(), raw.data() + raw.size());
-  codec::DeltaState st{chunk.first_time_ns, 0};
+  codec::DeltaState st{chunk.first_time_ns, 0, 0};
   codec::EventSlots slots;
   try {
     for (std::uint32_t i = 0; i < chunk.count; ++i) visit(codec::decode(in, st, slots));

@@ -25,8 +25,9 @@ inline constexpr char kTraceMagic[8] = {'M', 'E', 'M', 'T', 'R', 'A', 'C', 'E'};
 inline constexpr char kTrailerMagic[8] = {'M', 'E', 'M', 'T', 'E', 'N', 'D', '!'};
 inline constexpr std::uint32_t kChunkMagic = 0x4b4e4843;  // "CHNK"
 // 4: the typed vocabulary (event.hpp); 5: the footer holds the totals only; 6: an op's
-// tensors have strides, dtype and device.
-inline constexpr std::uint32_t kFormatVersion = 7;
+// tensors have strides, dtype and device; 7: and their storage and offset; 8: storage ids
+// are deltas.
+inline constexpr std::uint32_t kFormatVersion = 8;
 
 enum class ChunkType : std::uint8_t { Events = 1, Strings = 2, Sites = 3, Modules = 4, Stacks = 5, Footer = 15 };
 constexpr bool is_chunk_type(std::uint8_t t) { return (t >= 1 && t <= 5) || t == 15; }

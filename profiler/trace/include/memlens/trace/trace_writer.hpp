@@ -4,6 +4,8 @@
 // appended with the string and site tables it needs written before it. A process that
 // dies leaves every flushed chunk readable.
 #include <cstdio>
+#include <functional>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -11,6 +13,8 @@
 
 #include "memlens/trace/event.hpp"
 #include "memlens/trace/trace_format.hpp"
+
+struct ZSTD_CCtx_s;
 
 namespace memlens::profiler {
 
@@ -46,6 +50,17 @@ class TraceWriter {
   const TraceTotals& totals() const { return totals_; }
 
  private:
+  // Keyed by bytes and looked up through a view of them: a key is copied only when new
+  // (the recorder's writer thread interns a site or a stack for nearly every event).
+  struct KeyHash {
+    using is_transparent = void;
+    std::size_t operator()(std::string_view key) const { return std::hash<std::string_view>{}(key); }
+  };
+  using KeyIds = std::unordered_map<std::string, std::uint32_t, KeyHash, std::equal_to<>>;
+  struct CompressorFree {
+    void operator()(ZSTD_CCtx_s* c) const;
+  };
+
   TraceWriter(std::FILE* file, const std::string& name, const TraceHeader& header, std::size_t events_per_chunk);
   void write_chunk(ChunkType type, std::uint32_t count, std::uint64_t first_time, const std::string& raw, bool compress);
   void append_to_file(const void* data, std::size_t n);
@@ -56,15 +71,15 @@ class TraceWriter {
   std::string path_;
   std::size_t events_per_chunk_;
   std::uint64_t offset_ = 0;
-  std::unordered_map<std::string, std::uint32_t> strings_;
+  KeyIds strings_;
   std::vector<std::string> pending_strings_;
   std::uint32_t first_pending_string_ = 1;
-  std::unordered_map<std::string, std::uint32_t> sites_;  // key: file id, line, function id
+  KeyIds sites_;  // key: file id, line, function id, language
   std::vector<Site> pending_sites_;
   std::unordered_map<std::uint64_t, std::uint32_t> address_sites_;
   std::vector<ModuleInfo> pending_modules_;
-  std::unordered_map<std::string, std::uint32_t> native_stacks_;  // key: the return addresses' bytes
-  std::unordered_map<std::string, std::uint32_t> stacks_;         // key: the site ids' bytes
+  KeyIds native_stacks_;  // key: the return addresses' bytes
+  KeyIds stacks_;         // key: the site ids' bytes
   std::vector<std::vector<std::uint32_t>> pending_stacks_;
   std::uint32_t first_pending_stack_ = 1;
   std::uint32_t first_pending_site_ = 1;
@@ -72,7 +87,10 @@ class TraceWriter {
   std::string pending_raw_;
   std::uint32_t pending_count_ = 0;
   std::uint64_t pending_first_time_ = 0;
-  std::uint64_t delta_time_ = 0, delta_address_ = 0;
+  std::uint64_t delta_time_ = 0, delta_address_ = 0, delta_storage_ = 0;
+  // Kept from chunk to chunk: zstd's context and the buffer it compresses into.
+  std::unique_ptr<ZSTD_CCtx_s, CompressorFree> compressor_;
+  std::string compressed_;
   TraceTotals totals_;
 };
 
