@@ -20,20 +20,17 @@ inline constexpr std::size_t kCacheLineBytes = 64;
 
 #if defined(__x86_64__)
 // CLFLUSHOPT (CPUID.7.0:EBX bit 23) is weakly ordered: a run of them overlaps, where each
-// CLFLUSH waits for the one before.
-inline bool has_clflushopt() {
-  static const bool has = [] {
-    unsigned a = 0, b = 0, c = 0, d = 0;
-    return __get_cpuid_count(7, 0, &a, &b, &c, &d) && (b & (1u << 23)) != 0;
-  }();
-  return has;
-}
+// CLFLUSH waits for the one before. Asked once, at load, not per line.
+inline const bool kHasClflushopt = [] {
+  unsigned a = 0, b = 0, c = 0, d = 0;
+  return __get_cpuid_count(7, 0, &a, &b, &c, &d) && (b & (1u << 23)) != 0;
+}();
 #endif
 
 // Evicts the cache line holding `p` from every cache (its data stays in memory).
 inline void evict_line(const void* p) {
 #if defined(__x86_64__)
-  if (has_clflushopt()) asm volatile("clflushopt %0" : : "m"(*static_cast<const char*>(p)));
+  if (kHasClflushopt) asm volatile("clflushopt %0" : : "m"(*static_cast<const char*>(p)));
   else asm volatile("clflush %0" : : "m"(*static_cast<const char*>(p)));
 #else
   (void)p;  // elsewhere the lines stay: correct, only slower

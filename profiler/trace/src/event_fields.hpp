@@ -4,8 +4,9 @@
 // so none can drift from another. An IO has, each taking the field's name and a
 // reference: u (unsigned varint), s (signed, zigzag), small (a narrow unsigned integer),
 // enumeration (an enum and its count), flag, address (a zigzag delta from the chunk's
-// previous address), storage (the same, from its previous storage id), shape, tensor (an op's tensor: sizes, strides, dtype,
-// device); and, taking just the reference, site, stack and name (interned ids) and device (a device index, with its name).
+// previous address), storage (the same, from its previous storage id), shape, tensor (an
+// op's tensor: sizes, strides, dtype, device); and, taking just the reference, site, stack
+// and name (interned ids) and device (a device index, with its name).
 #include <type_traits>
 
 #include "memlens/trace/event.hpp"

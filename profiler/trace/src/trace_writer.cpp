@@ -58,7 +58,14 @@ TraceWriter::TraceWriter(int fd, const std::string& name, const TraceHeader& hea
     : TraceWriter(open_fd(fd, name), name, header, events_per_chunk) {}
 
 TraceWriter::TraceWriter(std::FILE* file, const std::string& name, const TraceHeader& header, std::size_t events_per_chunk)
-    : file_(file), path_(name), events_per_chunk_(std::clamp<std::size_t>(events_per_chunk, 1, kMaxChunkEvents)) {
+    : file_(file),
+      path_(name),
+      events_per_chunk_(std::clamp<std::size_t>(events_per_chunk, 1, kMaxChunkEvents)),
+      compressor_(ZSTD_createCCtx()) {
+  if (!compressor_) {
+    std::fclose(file_);
+    throw TraceError(path_ + ": zstd: cannot create a compression context");
+  }
   std::string json = header_json(header).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
   std::string out(kTraceMagic, sizeof kTraceMagic);
   chunk_io::put<std::uint32_t>(out, kFormatVersion);
@@ -161,8 +168,6 @@ void TraceWriter::write_chunk(ChunkType type, std::uint32_t count, std::uint64_t
   std::string_view stored = raw;
   std::uint8_t codec = kCodecNone;
   if (compress) {
-    if (!compressor_) compressor_.reset(ZSTD_createCCtx());
-    if (!compressor_) throw TraceError(path_ + ": zstd: cannot create a compression context");
     const std::size_t bound = ZSTD_compressBound(raw.size());
     if (compressed_.size() < bound) compressed_.resize(bound);
     // Level 1: the writer thread shares the machine with the program it records; at
